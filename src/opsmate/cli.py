@@ -1,0 +1,338 @@
+"""The ``opsmate`` command line (contracts section 1).
+
+This module stays light: it imports no heavy library, so ``opsmate --help`` is
+fast. Each command parses its flags here and hands over to
+``opsmate.commands.<name>``, imported only when the command runs.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from opsmate.errors import ExitCode, OpsmateError
+
+app = typer.Typer(
+    name="opsmate",
+    help=(
+        "Local-first, read-only operations assistant: searches runbooks, reads "
+        "Prometheus, Elasticsearch and Kubernetes, and writes reports that cite "
+        "their evidence.\n\nTry: opsmate diagnose --demo"
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+auth_app = typer.Typer(help="Store data-source credentials in the system keyring.")
+app.add_typer(auth_app, name="auth")
+
+ConfigOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        help="Config file (YAML). Also OPSMATE_CONFIG; default ~/.config/opsmate/config.yaml.",
+        envvar="OPSMATE_CONFIG",
+        show_default=False,
+    ),
+]
+IndexDirOpt = Annotated[
+    Path | None,
+    typer.Option("--index-dir", help="Index directory (default: the user data dir).", show_default=False),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Machine output on stdout (JSON).")]
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    config: ConfigOpt = None,
+    version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
+) -> None:
+    if version:
+        from opsmate import __version__
+
+        typer.echo(f"opsmate {__version__}")
+        raise typer.Exit(0)
+    ctx.obj = {"config": config}
+
+
+def _config(ctx: typer.Context, local: Path | None) -> Path | None:
+    if local is not None:
+        return local
+    obj = ctx.obj or {}
+    value = obj.get("config")
+    return value if isinstance(value, Path) or value is None else Path(value)
+
+
+@app.command()
+def index(
+    ctx: typer.Context,
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Runbook folders or files (default: the configured runbook folders)."),
+    ] = None,
+    index_dir: IndexDirOpt = None,
+    json_out: JsonOpt = False,
+    embedding: Annotated[
+        str | None,
+        typer.Option("--embedding", help="Embedding backend: onnx | gguf | openai | none."),
+    ] = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Index Markdown runbooks (incremental; atomic per document).
+
+    Example: opsmate index runbooks/ --index-dir /tmp/idx --json
+    """
+    from opsmate.commands.index import run_index
+
+    run_index(
+        paths=paths or [],
+        index_dir=index_dir,
+        json_out=json_out,
+        embedding=embedding,
+        config_path=_config(ctx, config),
+    )
+
+
+@app.command()
+def search(
+    ctx: typer.Context,
+    query: Annotated[str | None, typer.Argument(help="What to look for.")] = None,
+    index_dir: IndexDirOpt = None,
+    top_k: Annotated[int, typer.Option("--top-k", min=1, max=100, help="Number of hits.")] = 5,
+    mode: Annotated[
+        str, typer.Option("--mode", help="hybrid | bm25 | vector", case_sensitive=False)
+    ] = "hybrid",
+    filters: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--filter",
+            help="key=value metadata filter (service, environment, status); repeatable.",
+        ),
+    ] = None,
+    batch: Annotated[
+        Path | None,
+        typer.Option("--batch", help='JSONL file of {"id":..., "query":...}; one result line each.'),
+    ] = None,
+    include_deprecated: Annotated[
+        bool, typer.Option("--include-deprecated", help="Also return deprecated runbooks.")
+    ] = False,
+    json_out: JsonOpt = False,
+    config: ConfigOpt = None,
+) -> None:
+    """Search runbooks: hybrid BM25 + vectors fused with RRF.
+
+    Example: opsmate search "PoolTimeout after deploy" --filter environment=test
+    """
+    from opsmate.commands.search import run_search
+
+    run_search(
+        query=query,
+        index_dir=index_dir,
+        top_k=top_k,
+        mode=mode.lower(),
+        filters=filters or [],
+        batch=batch,
+        include_deprecated=include_deprecated,
+        json_out=json_out,
+        config_path=_config(ctx, config),
+    )
+
+
+@app.command()
+def diagnose(
+    ctx: typer.Context,
+    question: Annotated[
+        str | None,
+        typer.Argument(help="What went wrong, in your words (default: the bundle's question)."),
+    ] = None,
+    env: Annotated[str | None, typer.Option("--env", help="Environment (constraint).")] = None,
+    service: Annotated[
+        list[str] | None, typer.Option("--service", help="Service in focus; repeatable.")
+    ] = None,
+    since: Annotated[
+        str | None, typer.Option("--since", help="Look back this far, e.g. 30m, 2h.")
+    ] = None,
+    bundle: Annotated[
+        Path | None, typer.Option("--bundle", help="Incident bundle (directory or .tar.gz).")
+    ] = None,
+    demo: Annotated[bool, typer.Option("--demo", help="Run on the built-in demo bundle.")] = False,
+    model: Annotated[
+        str | None,
+        typer.Option("--model", help="none | scripted:PATH | gguf:PATH | openai:URL#MODEL"),
+    ] = None,
+    max_steps: Annotated[int | None, typer.Option("--max-steps", min=1)] = None,
+    timeout: Annotated[
+        float | None, typer.Option("--timeout", min=1, help="Wall-clock budget, seconds.")
+    ] = None,
+    json_out: JsonOpt = False,
+    markdown: Annotated[bool, typer.Option("--markdown", help="Markdown report on stdout.")] = False,
+    index_dir: IndexDirOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Investigate headless and print a report whose every claim cites evidence.
+
+    Example: opsmate diagnose --demo
+    """
+    from opsmate.commands.diagnose import run_diagnose
+
+    if json_out and markdown:
+        from opsmate.errors import UsageError
+
+        raise UsageError("--json and --markdown are exclusive")
+    run_diagnose(
+        question=question,
+        env=env,
+        services=service or [],
+        since=since,
+        bundle=bundle,
+        demo=demo,
+        model=model,
+        max_steps=max_steps,
+        timeout=timeout,
+        json_out=json_out,
+        markdown=markdown,
+        index_dir=index_dir,
+        config_path=_config(ctx, config),
+    )
+
+
+@app.command()
+def tui(
+    ctx: typer.Context,
+    bundle: Annotated[Path | None, typer.Option("--bundle", help="Investigate a bundle.")] = None,
+    demo: Annotated[bool, typer.Option("--demo", help="Open the built-in demo bundle.")] = False,
+    model: Annotated[str | None, typer.Option("--model", help="Model spec.")] = None,
+    env: Annotated[str | None, typer.Option("--env", help="Environment (constraint).")] = None,
+    index_dir: IndexDirOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """The terminal UI."""
+    from opsmate.commands.tui import run_tui
+
+    run_tui(
+        bundle=bundle,
+        demo=demo,
+        model=model,
+        env=env,
+        index_dir=index_dir,
+        config_path=_config(ctx, config),
+    )
+
+
+@app.command()
+def doctor(
+    ctx: typer.Context,
+    json_out: JsonOpt = False,
+    index_dir: IndexDirOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Check config, credentials, each data source, the model and the index."""
+    from opsmate.commands.doctor import run_doctor
+
+    run_doctor(json_out=json_out, index_dir=index_dir, config_path=_config(ctx, config))
+
+
+@app.command("eval")
+def eval_(
+    ctx: typer.Context,
+    scenarios: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Scenario bundles or folders of them (default: the built-in suite)."),
+    ] = None,
+    model: Annotated[str | None, typer.Option("--model", help="Model spec.")] = None,
+    json_out: JsonOpt = False,
+    config: ConfigOpt = None,
+) -> None:
+    """Run scenario bundles that carry expected.yaml and score them."""
+    from opsmate.commands.evaluate import run_eval
+
+    run_eval(
+        scenarios=scenarios or [], model=model, json_out=json_out, config_path=_config(ctx, config)
+    )
+
+
+@app.command()
+def tool(
+    ctx: typer.Context,
+    name: Annotated[str | None, typer.Argument(help="Tool name (see --list).")] = None,
+    args: Annotated[str, typer.Option("--args", help="Arguments as a JSON object.")] = "{}",
+    env: Annotated[str | None, typer.Option("--env", help="Environment (constraint).")] = None,
+    bundle: Annotated[Path | None, typer.Option("--bundle", help="Serve from a bundle.")] = None,
+    list_tools: Annotated[bool, typer.Option("--list", help="List tools and schemas.")] = False,
+    json_out: JsonOpt = False,
+    index_dir: IndexDirOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Run one tool call through the executor and print its envelope."""
+    from opsmate.commands.tool import run_tool
+
+    run_tool(
+        name=name,
+        args_json=args,
+        env=env,
+        bundle=bundle,
+        list_tools=list_tools,
+        json_out=json_out,
+        index_dir=index_dir,
+        config_path=_config(ctx, config),
+    )
+
+
+@auth_app.command("set")
+def auth_set(
+    source: Annotated[str, typer.Argument(help="prometheus | elasticsearch")],
+    env: Annotated[str | None, typer.Option("--env", help="Environment it applies to.")] = None,
+    username: Annotated[str | None, typer.Option("--username", help="Basic-auth user.")] = None,
+) -> None:
+    """Store a token or password in the system keyring (prompted, never echoed)."""
+    from opsmate.commands.auth import run_auth_set
+
+    run_auth_set(source=source, env=env, username=username)
+
+
+@auth_app.command("delete")
+def auth_delete(
+    source: Annotated[str, typer.Argument(help="prometheus | elasticsearch")],
+    env: Annotated[str | None, typer.Option("--env")] = None,
+) -> None:
+    """Remove a stored credential."""
+    from opsmate.commands.auth import run_auth_delete
+
+    run_auth_delete(source=source, env=env)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point: maps errors to the contract's exit codes."""
+    try:
+        app(args=argv, standalone_mode=False)
+    except OpsmateError as exc:
+        _print_error(str(exc))
+        sys.exit(int(exc.exit_code))
+    except KeyboardInterrupt:
+        _print_error("interrupted")
+        sys.exit(int(ExitCode.INTERRUPTED))
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except Exception as exc:  # click usage errors and anything unexpected
+        kinds = {cls.__name__ for cls in type(exc).__mro__}
+        if "Abort" in kinds:
+            _print_error("aborted")
+            sys.exit(int(ExitCode.INTERRUPTED))
+        if "ClickException" in kinds:
+            exc.show()  # type: ignore[attr-defined]
+            sys.exit(int(ExitCode.USAGE))
+        import traceback
+
+        traceback.print_exc()
+        _print_error(f"internal error: {exc}")
+        sys.exit(int(ExitCode.INTERNAL))
+    sys.exit(0)
+
+
+def _print_error(message: str) -> None:
+    sys.stderr.write(f"opsmate: error: {message}\n")

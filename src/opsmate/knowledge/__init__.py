@@ -1,0 +1,1 @@
+"""Runbook knowledge base: chunking, analyzers, versioned hybrid index, retrieval."""

@@ -1,0 +1,1 @@
+"""Read-only data sources behind one envelope and one executor."""

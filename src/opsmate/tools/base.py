@@ -1,0 +1,139 @@
+"""The tool envelope (contracts section 4), tool specs and the call context.
+
+A tool implementation is a function ``run(args, ctx) -> ToolOutput`` that may raise
+:class:`ToolFailure`. The executor (:mod:`opsmate.tools.executor`) wraps every call:
+validation, scope check, time-out, retries, size budget, redaction, audit, and
+turns the outcome into a :class:`ToolResult`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ToolStatus = Literal["success", "partial", "no_data", "error", "rejected"]
+
+# error codes used across tools (more may be added; keep these stable)
+ERROR_CODES = (
+    "timeout",
+    "unreachable",
+    "auth",
+    "bad_request",
+    "forbidden_scope",
+    "unknown_tool",
+    "invalid_arguments",
+    "not_found",
+    "not_available",
+    "bad_cursor",
+    "server_error",
+    "bad_response",
+    "too_large",
+    "internal",
+)
+
+
+class ToolErrorInfo(BaseModel):
+    code: str
+    message: str
+    retryable: bool = False
+
+
+class Truncation(BaseModel):
+    items_dropped: int = 0
+    hint: str = ""
+
+
+class ToolResult(BaseModel):
+    """The envelope every tool returns (contracts section 4)."""
+
+    call_id: str
+    tool: str
+    status: ToolStatus
+    data: dict[str, Any] = Field(default_factory=dict)
+    scope: dict[str, Any] = Field(default_factory=dict)
+    complete: bool = True
+    next_cursor: str | None = None
+    truncated: Truncation | None = None
+    error: ToolErrorInfo | None = None
+    source_refs: list[str] = Field(default_factory=list)
+    elapsed_ms: int = 0
+    # extensions (optional, additive)
+    redactions: int = 0
+    args: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("success", "partial", "no_data")
+
+
+class ToolFailure(Exception):  # noqa: N818 - a failure outcome, not a programming error
+    """Raised by a tool implementation; the executor turns it into an error envelope."""
+
+    def __init__(self, code: str, message: str, *, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.retryable = retryable
+
+
+class ToolOutput(BaseModel):
+    """What a tool implementation returns; the executor adds the rest of the envelope."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    data: dict[str, Any] = Field(default_factory=dict)
+    status: Literal["success", "partial", "no_data"] = "success"
+    scope: dict[str, Any] = Field(default_factory=dict)
+    complete: bool = True
+    next_cursor: str | None = None
+    truncated: Truncation | None = None
+    source_refs: list[str] = Field(default_factory=list)
+    # for not_available-style answers that are not errors of the call itself
+    error: ToolErrorInfo | None = None
+
+
+class Constraints(BaseModel):
+    """The task's scope: what every tool call must stay inside of."""
+
+    environment: str | None = None
+    services: list[str] = Field(default_factory=list)  # focus services (from the question)
+    allowed_services: list[str] = Field(default_factory=list)  # empty: any service
+    namespaces: list[str] = Field(default_factory=list)  # empty: any namespace
+    window_from: datetime | None = None
+    window_to: datetime | None = None
+    max_window: timedelta = timedelta(hours=6)
+    max_page_size: int = 200
+
+
+@dataclass
+class CallContext:
+    """Everything a tool implementation may read about the call it serves."""
+
+    call_id: str
+    constraints: Constraints
+    now: datetime  # "now" for relative times (a bundle's captured_at when replaying)
+    deadline: float | None = None  # time.monotonic() value after which to give up
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+ToolFunc = Callable[[BaseModel, CallContext], ToolOutput]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool: its stable name, description, argument model and how to run it."""
+
+    name: str
+    description: str
+    args_model: type[BaseModel]
+    run: ToolFunc
+    timeout_s: float = 20.0
+    idempotent: bool = True
+    token_budget: int | None = None  # None: the configured default
+
+    def json_schema(self) -> dict[str, Any]:
+        return self.args_model.model_json_schema(by_alias=True)
