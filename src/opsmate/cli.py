@@ -46,17 +46,25 @@ IndexDirOpt = Annotated[
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine output on stdout (JSON).")]
 
 
-@app.callback()
-def _root(
-    ctx: typer.Context,
-    config: ConfigOpt = None,
-    version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
-) -> None:
-    if version:
+def _print_version(value: bool) -> None:
+    if value:
         from opsmate import __version__
 
         typer.echo(f"opsmate {__version__}")
         raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    config: ConfigOpt = None,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", help="Print the version and exit.", is_eager=True, callback=_print_version
+        ),
+    ] = False,
+) -> None:
     ctx.obj = {"config": config}
 
 
@@ -268,7 +276,14 @@ def tool(
     index_dir: IndexDirOpt = None,
     config: ConfigOpt = None,
 ) -> None:
-    """Run one tool call through the executor and print its envelope."""
+    """Run one tool call through the executor and print its envelope.
+
+    Exit codes: 0 success / partial / no_data; 1 other tool error; 2 rejected call or
+    bad --args; 3 source unreachable; 4 internal error.
+
+    Example: opsmate tool search_logs --args '{"service": "order-service", "level": "error"}'
+    --bundle src/opsmate/data/demo/01-pool-exhaustion --json
+    """
     from opsmate.commands.tool import run_tool
 
     run_tool(
@@ -309,7 +324,7 @@ def auth_delete(
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: maps errors to the contract's exit codes."""
     try:
-        app(args=argv, standalone_mode=False)
+        rc = app(args=argv, standalone_mode=False)
     except OpsmateError as exc:
         _print_error(str(exc))
         sys.exit(int(exc.exit_code))
@@ -331,7 +346,7 @@ def main(argv: list[str] | None = None) -> None:
         traceback.print_exc()
         _print_error(f"internal error: {exc}")
         sys.exit(int(ExitCode.INTERNAL))
-    sys.exit(0)
+    sys.exit(rc if isinstance(rc, int) else 0)
 
 
 def _print_error(message: str) -> None:

@@ -73,6 +73,9 @@ class RetrievalConfig(_Strict):
     rrf_k: int = 60
     top_k: int = 5
     bm25_backend: Literal["bm25s", "rank_bm25"] = "bm25s"
+    # numpy: brute-force matrix per index generation (fast, no start-up cost);
+    # chroma: chromadb PersistentClient collection in <index_dir>/chroma
+    vector_backend: Literal["numpy", "chroma"] = "numpy"
     low_evidence_threshold: float | None = None  # None: the calibrated default
 
 

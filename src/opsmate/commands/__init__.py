@@ -1,0 +1,1 @@
+"""Command implementations behind the CLI (one module per command, imported lazily)."""

@@ -1,0 +1,307 @@
+"""``opsmate doctor``: checks config, credentials, each data source, the model and the index.
+
+Each check is ``{check, status: ok|warn|fail, detail, fix}``; ``--json`` prints the list,
+otherwise a table. Sources and model servers are probed in parallel by
+:mod:`opsmate.health` (at most 5 s each).
+
+Exit codes: 0 no check failed (warnings allowed); 3 a data source or model server is
+unreachable; 2 any other failure (invalid config, refused credentials, missing model
+file: all fixed by changing configuration).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from opsmate.config import Settings, load_settings
+from opsmate.config import config_path as find_config
+from opsmate.credentials import ENV_VARS, get_credential, keyring_backend_name
+from opsmate.errors import ConfigError, ExitCode, OpsmateError
+from opsmate.health import (
+    Check,
+    check_elasticsearch,
+    check_kubernetes,
+    check_openai,
+    check_prometheus,
+)
+
+
+# -- config and credentials ---------------------------------------------------------
+def check_config(path: Path | None) -> tuple[Check, Settings | None]:
+    try:
+        settings = load_settings(path)
+    except ConfigError as exc:
+        return Check("config", "fail", exc.message, exc.hint or "fix the key named above"), None
+    found, _ = find_config(path)
+    if found is None:
+        return (
+            Check(
+                "config",
+                "warn",
+                "no config file; using defaults and OPSMATE_ variables",
+                "copy configs/example.yaml to ~/.config/opsmate/config.yaml",
+            ),
+            settings,
+        )
+    return Check("config", "ok", f"loaded {found}"), settings
+
+
+def check_environments(settings: Settings) -> list[Check]:
+    checks = []
+    if not settings.environments:
+        checks.append(
+            Check(
+                "environments",
+                "warn",
+                "no environments configured: only bundles and runbook search will work",
+                "add environments.<name>.prometheus/elasticsearch/kubernetes to the config",
+            )
+        )
+    default = settings.default_environment
+    if default and settings.environments and default not in settings.environments:
+        checks.append(
+            Check(
+                "default_environment",
+                "warn",
+                f"'{default}' is not one of the configured environments "
+                f"({', '.join(settings.environments)})",
+                "set default_environment to a configured environment",
+            )
+        )
+    return checks
+
+
+def check_credentials(settings: Settings) -> list[Check]:
+    checks = []
+    backend = keyring_backend_name()
+    if backend is None:
+        names = ", ".join(v for s in ENV_VARS.values() for v in s.values())
+        checks.append(
+            Check(
+                "keyring",
+                "warn",
+                "no system keyring available: credentials can only come from env variables",
+                f"use {names}",
+            )
+        )
+    else:
+        checks.append(Check("keyring", "ok", backend))
+    for env, cfg in settings.environments.items():
+        for source in ("prometheus", "elasticsearch"):
+            if getattr(cfg, source) is None:
+                continue
+            cred = get_credential(source, env)
+            name = f"credentials {source}[{env}]"
+            if cred is None:
+                checks.append(
+                    Check(
+                        name,
+                        "ok",
+                        "none stored (fine when the source needs no authentication)",
+                        f"if it does: opsmate auth set {source} --env {env}",
+                    )
+                )
+            else:
+                checks.append(Check(name, "ok", cred.describe()))
+    return checks
+
+
+def source_checks(settings: Settings) -> list[Check]:
+    """Probe every configured source in parallel; results in config order."""
+    jobs: list[tuple[Any, tuple[Any, ...]]] = []
+    for env, cfg in settings.environments.items():
+        if cfg.prometheus:
+            p = cfg.prometheus
+            jobs.append((check_prometheus, (env, p.url, p.timeout, p.verify_tls)))
+        if cfg.elasticsearch:
+            e = cfg.elasticsearch
+            jobs.append((check_elasticsearch, (env, e.url, e.timeout, e.verify_tls)))
+        if cfg.kubernetes:
+            k = cfg.kubernetes
+            jobs.append((check_kubernetes, (env, k.context, k.kubeconfig, k.timeout)))
+    if not jobs:
+        return []
+    with ThreadPoolExecutor(max_workers=min(8, len(jobs))) as pool:
+        futures = [pool.submit(fn, *args) for fn, args in jobs]
+        return [f.result() for f in futures]
+
+
+# -- model, index, embeddings -----------------------------------------------------
+def check_model(settings: Settings) -> Check:
+    from opsmate.errors import ModelError
+    from opsmate.llm.base import parse_model_spec
+
+    try:
+        spec = parse_model_spec(settings.model)
+    except ModelError as exc:
+        return Check("model", "fail", exc.message, exc.hint or "fix the model key")
+    if spec.kind == "none":
+        return Check("model", "ok", "none: the deterministic engine (no LLM)")
+    if spec.kind in ("scripted", "gguf"):
+        assert spec.path is not None
+        if not spec.path.is_file():
+            return Check("model", "fail", f"{spec.kind} file not found: {spec.path}", "fix model")
+        if spec.kind == "gguf" and importlib.util.find_spec("llama_cpp") is None:
+            return Check(
+                "model",
+                "fail",
+                "llama-cpp-python is not installed",
+                'CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install llama-cpp-python',
+            )
+        return Check("model", "ok", f"{spec.kind}: {spec.path}")
+    return check_openai(spec.base_url or "", spec.model or "")
+
+
+def check_index(settings: Settings, index_dir: Path | None) -> Check:
+    path = settings.resolved_index_dir(index_dir)
+    if not path.exists() or not any(path.iterdir()):
+        return Check("index", "warn", f"no runbook index at {path}", "run: opsmate index PATH")
+    try:
+        kindex = importlib.import_module("opsmate.knowledge.index")
+    except ImportError:
+        return Check("index", "ok", f"{path} exists (details not available in this build)")
+    stats_fn = getattr(kindex, "index_stats", None)
+    if stats_fn is None:
+        return Check("index", "ok", f"{path} exists")
+    try:
+        stats = stats_fn(path)
+    except Exception as exc:
+        return Check("index", "fail", f"{path}: {exc}", "rebuild it: opsmate index PATH")
+    get = stats.get if isinstance(stats, dict) else lambda k: getattr(stats, k, None)
+    return Check("index", "ok", f"{path}: {get('documents')} documents, {get('chunks')} chunks")
+
+
+def check_embeddings(settings: Settings) -> Check:
+    emb = settings.embedding
+    if emb.backend == "none":
+        return Check("embeddings", "ok", "none: runbook search is BM25 only")
+    if emb.backend == "onnx":
+        from opsmate.knowledge.embeddings import onnx_available, onnx_model_dir
+
+        folder = onnx_model_dir(emb)
+        if onnx_available(emb):
+            return Check("embeddings", "ok", f"MiniLM ONNX files in {folder}")
+        return Check(
+            "embeddings",
+            "warn",
+            f"MiniLM ONNX files missing in {folder}",
+            "run opsmate index once with network access, or copy model.onnx and "
+            "tokenizer.json there (or set embedding.backend: none)",
+        )
+    if emb.backend == "gguf":
+        p = Path(emb.model_path).expanduser() if emb.model_path else None
+        if p is None or not p.is_file():
+            return Check(
+                "embeddings",
+                "fail",
+                f"gguf embedding model not found: {p}",
+                "set embedding.model_path",
+            )
+        return Check("embeddings", "ok", f"gguf: {p}")
+    if not emb.url or not emb.model:
+        return Check(
+            "embeddings", "fail", "openai backend needs url and model", "set embedding.url / model"
+        )
+    return Check("embeddings", "ok", f"openai-compatible: {emb.url} ({emb.model})")
+
+
+def check_tools(settings: Settings) -> Check:
+    """Which tools the configured sources serve; a source module that failed to import."""
+    from opsmate.tools.registry import live_registry
+
+    try:
+        registry = live_registry(settings)
+    except Exception as exc:
+        return Check("tools", "fail", f"building the tools failed: {exc}", "see the error above")
+    names = ", ".join(registry.names()) or "none (no source configured)"
+    if registry.skipped:
+        why = "; ".join(f"{m}: {e}" for m, e in registry.skipped.items())
+        return Check("tools", "warn", f"{names}; unavailable: {why}", "reinstall opsmate")
+    return Check("tools", "ok", names)
+
+
+def check_runbooks(settings: Settings) -> list[Check]:
+    out = []
+    for p in settings.runbook_paths():
+        if not p.exists():
+            out.append(
+                Check(f"runbooks {p}", "warn", "folder not found", "fix runbooks in the config")
+            )
+    return out
+
+
+# -- command ------------------------------------------------------------------------
+def run_checks(config_file: Path | None, index_dir: Path | None) -> list[Check]:
+    """Every check, in report order."""
+    config_check, settings = check_config(config_file)
+    checks = [config_check]
+    if settings is None:
+        return checks
+    checks += check_environments(settings)
+    checks += check_credentials(settings)
+    checks += source_checks(settings)
+    checks.append(check_tools(settings))
+    checks.append(check_model(settings))
+    checks.append(check_index(settings, index_dir))
+    checks.append(check_embeddings(settings))
+    checks += check_runbooks(settings)
+    return checks
+
+
+def exit_code(checks: list[Check]) -> int:
+    fails = [c for c in checks if c.status == "fail"]
+    if not fails:
+        return int(ExitCode.OK)
+    if any(c.unreachable for c in fails):
+        return int(ExitCode.UNREACHABLE)
+    return int(ExitCode.USAGE)
+
+
+class DoctorFailed(OpsmateError):
+    """At least one check failed; carries the exit code."""
+
+    def __init__(self, failed: list[Check], code: int) -> None:
+        names = ", ".join(c.check for c in failed)
+        super().__init__(f"{len(failed)} check(s) failed: {names}")
+        self.exit_code = ExitCode(code)
+
+
+def _print_table(checks: list[Check]) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    style = {"ok": "green", "warn": "yellow", "fail": "red"}
+    table = Table(title="opsmate doctor")
+    for col in ("check", "status", "detail", "fix"):
+        table.add_column(col, overflow="fold")
+    for c in checks:
+        table.add_row(
+            escape(c.check), f"[{style[c.status]}]{c.status}[/]", escape(c.detail), escape(c.fix)
+        )
+    Console().print(table)
+
+
+def run_doctor(*, json_out: bool, index_dir: Path | None, config_path: Path | None) -> None:
+    """Implements ``opsmate doctor``; exits with the code described in the module docstring."""
+    from opsmate.tools.redact import default_redactor
+
+    checks = run_checks(config_path, index_dir)
+    redactor = default_redactor()  # a URL in an error message may carry a password
+    for c in checks:
+        c.detail = redactor.redact_text(c.detail)[0]
+        c.fix = redactor.redact_text(c.fix)[0]
+    if json_out:
+        typer.echo(json.dumps([c.to_json() for c in checks], indent=2, ensure_ascii=False))
+    else:
+        _print_table(checks)
+    code = exit_code(checks)
+    if code:
+        raise DoctorFailed([c for c in checks if c.status == "fail"], code)

@@ -1,0 +1,377 @@
+"""Reading and validating incident bundles (contracts section 2, ``opsmate-bundle/v1``).
+
+Every problem is a :class:`~opsmate.errors.BundleError` whose message names the
+file and, where there is one, the line (``metrics.yaml:14: entry 3: ...``), so a
+person fixing a hand-written bundle knows where to look. Archive handling lives in
+:mod:`opsmate.tools.bundle_archive`; replay in :mod:`opsmate.tools.bundle_replay`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from opsmate.errors import BundleError
+from opsmate.timeparse import parse_time
+from opsmate.tools.shaping import is_prom_data
+
+BUNDLE_FORMAT = "opsmate-bundle/v1"
+# libyaml when available (several times faster on large metrics.yaml); same nodes and marks
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class BundleMeta(BaseModel):
+    """``bundle.yaml``: what was captured, when, from where."""
+
+    format: str
+    title: str
+    captured_at: datetime
+    window_from: datetime
+    window_to: datetime
+    environment: str
+    cluster: str | None = None
+    question: str | None = None
+
+
+class Expected(BaseModel):
+    """``expected.yaml``: the answer key, read only by ``opsmate eval`` (extra keys kept)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    question: str | None = None
+    env: str | None = None
+    must_mention: list[str] = Field(default_factory=list)
+    runbooks: list[str] = Field(default_factory=list)
+    must_not_query_env: list[str] = Field(default_factory=list)
+    max_steps: int | None = None
+    status: str | None = None
+    secrets: list[str] = Field(default_factory=list)
+
+
+class RecordedQuery(BaseModel):
+    """One entry of ``metrics.yaml``: a PromQL query and the ``data`` it returned."""
+
+    query: str
+    type: str = "range"
+    start: datetime | None = None
+    end: datetime | None = None
+    step: int | None = None
+    time: datetime | None = None
+    description: str | None = None
+    result: dict[str, Any]
+    index: int = 0  # 1-based position in metrics.yaml
+    line: int = 0  # line of the entry in metrics.yaml
+
+
+@dataclass
+class LoadedData:
+    """Everything read from a bundle directory, validated."""
+
+    meta: BundleMeta
+    expected: Expected | None
+    metrics: list[RecordedQuery] = field(default_factory=list)
+    logs: list[dict[str, Any]] = field(default_factory=list)
+    log_times: list[datetime] = field(default_factory=list)
+    log_lines: list[int] = field(default_factory=list)
+    objects: list[dict[str, Any]] = field(default_factory=list)
+    alerts: list[dict[str, Any]] | None = None
+
+
+# --------------------------------------------------------------------------- YAML with lines
+
+
+def _yaml_docs(path: Path, rel: str) -> Iterator[tuple[Any, yaml.Node | None]]:
+    """(data, node) per YAML document of ``path``; node marks give line numbers."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BundleError(f"{rel}: cannot read: {exc}") from exc
+    loader = _Loader(text)
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            yield (loader.construct_document(node) if node is not None else None), node
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{rel}:{mark.line + 1}" if mark is not None else rel
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise BundleError(f"{where}: invalid YAML: {problem}") from exc
+    finally:
+        loader.dispose()
+
+
+def _yaml_single(path: Path, rel: str) -> tuple[Any, yaml.Node | None]:
+    docs = list(_yaml_docs(path, rel))
+    if len(docs) > 1:
+        raise BundleError(f"{rel}: expected one YAML document, found {len(docs)}")
+    return docs[0] if docs else (None, None)
+
+
+def _line(node: yaml.Node | None, *path: str | int) -> int:
+    """1-based line of the value at ``path`` inside ``node`` (deepest one found)."""
+    if node is None:
+        return 1
+    cur: yaml.Node = node
+    for step in path:
+        nxt: yaml.Node | None = None
+        if isinstance(cur, yaml.MappingNode) and isinstance(step, str):
+            for k, v in cur.value:
+                if isinstance(k, yaml.ScalarNode) and k.value == step:
+                    nxt = v
+                    break
+        elif (
+            isinstance(cur, yaml.SequenceNode)
+            and isinstance(step, int)
+            and 0 <= step < len(cur.value)
+        ):
+            nxt = cur.value[step]
+        if nxt is None:
+            break
+        cur = nxt
+    return int(cur.start_mark.line) + 1
+
+
+def _time(value: Any, where: str) -> datetime:
+    if value is None or value == "":
+        raise BundleError(f"{where}: missing time")
+    try:
+        return parse_time(value if isinstance(value, datetime | int | float) else str(value))
+    except ValueError as exc:
+        raise BundleError(f"{where}: bad time {value!r}: {exc}") from exc
+
+
+# --------------------------------------------------------------------------- files
+
+
+def load_meta(root: Path, default_title: str | None = None) -> BundleMeta:
+    """Read and validate ``bundle.yaml`` (``title`` defaults to ``default_title`` or the
+    directory's name)."""
+    path = root / "bundle.yaml"
+    if not path.is_file():
+        raise BundleError(
+            f"bundle.yaml missing in {root}",
+            hint="a bundle is a directory (or .tar.gz) with bundle.yaml at its top",
+        )
+    data, node = _yaml_single(path, "bundle.yaml")
+    if not isinstance(data, Mapping):
+        raise BundleError("bundle.yaml:1: expected a mapping of keys (format, captured_at, ...)")
+    missing = [k for k in ("format", "captured_at", "window", "environment") if k not in data]
+    if missing:
+        raise BundleError(f"bundle.yaml:1: missing required key(s): {', '.join(missing)}")
+    if data["format"] != BUNDLE_FORMAT:
+        raise BundleError(
+            f"bundle.yaml:{_line(node, 'format')}: format must be {BUNDLE_FORMAT!r}, "
+            f"got {data['format']!r}"
+        )
+    window = data["window"]
+    if not isinstance(window, Mapping) or "from" not in window or "to" not in window:
+        raise BundleError(f"bundle.yaml:{_line(node, 'window')}: window needs 'from' and 'to'")
+    captured = _time(data["captured_at"], f"bundle.yaml:{_line(node, 'captured_at')}: captured_at")
+    w_from = _time(window["from"], f"bundle.yaml:{_line(node, 'window', 'from')}: window.from")
+    w_to = _time(window["to"], f"bundle.yaml:{_line(node, 'window', 'to')}: window.to")
+    if w_from > w_to:
+        raise BundleError(f"bundle.yaml:{_line(node, 'window')}: window.from is after window.to")
+    env = data["environment"]
+    if not isinstance(env, str) or not env.strip():
+        raise BundleError(
+            f"bundle.yaml:{_line(node, 'environment')}: environment must be a non-empty string"
+        )
+    for key in ("title", "cluster", "question"):
+        if data.get(key) is not None and not isinstance(data[key], str | int | float):
+            raise BundleError(f"bundle.yaml:{_line(node, key)}: {key} must be a string")
+    return BundleMeta(
+        format=data["format"],
+        title=str(data.get("title") or default_title or root.name),
+        captured_at=captured,
+        window_from=w_from,
+        window_to=w_to,
+        environment=env.strip(),
+        cluster=None if data.get("cluster") is None else str(data["cluster"]),
+        question=None if data.get("question") is None else str(data["question"]),
+    )
+
+
+def load_expected(root: Path) -> Expected | None:
+    """Read ``expected.yaml`` when present."""
+    path = root / "expected.yaml"
+    if not path.is_file():
+        return None
+    data, node = _yaml_single(path, "expected.yaml")
+    if data is None:
+        return Expected()
+    if not isinstance(data, Mapping):
+        raise BundleError("expected.yaml:1: expected a mapping of keys")
+    try:
+        return Expected.model_validate(dict(data))
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = [p for p in err["loc"] if isinstance(p, str | int)]
+        raise BundleError(
+            f"expected.yaml:{_line(node, *loc)}: {'.'.join(map(str, loc))}: {err['msg']}"
+        ) from exc
+
+
+def load_metrics(root: Path) -> list[RecordedQuery]:
+    """Read ``metrics.yaml``: a list of recorded queries whose ``result`` is a Prometheus
+    ``data`` object."""
+    path = root / "metrics.yaml"
+    if not path.is_file():
+        return []
+    data, node = _yaml_single(path, "metrics.yaml")
+    if data is None:
+        return []
+    if not isinstance(data, list):
+        raise BundleError("metrics.yaml:1: expected a list of recorded queries")
+    out: list[RecordedQuery] = []
+    for i, entry in enumerate(data):
+        where = f"metrics.yaml:{_line(node, i)}: entry {i + 1}"
+        if not isinstance(entry, Mapping):
+            raise BundleError(f"{where}: expected a mapping with query and result")
+        query = entry.get("query")
+        if not isinstance(query, str) or not query.strip():
+            raise BundleError(f"{where}: missing 'query'")
+        qtype = entry.get("type", "range")
+        if qtype not in ("range", "instant"):
+            raise BundleError(
+                f"metrics.yaml:{_line(node, i, 'type')}: entry {i + 1}: "
+                f"type must be range or instant, got {qtype!r}"
+            )
+        if "result" not in entry:
+            raise BundleError(f"{where}: missing 'result' (the Prometheus API data object)")
+        problem = is_prom_data(entry["result"])
+        if problem is not None:
+            raise BundleError(
+                f"metrics.yaml:{_line(node, i, 'result')}: entry {i + 1}: result is not a "
+                f"Prometheus data object ({{resultType, result}}): {problem}"
+            )
+        times: dict[str, datetime | None] = {}
+        for key in ("start", "end", "time"):
+            raw = entry.get(key)
+            where_k = f"metrics.yaml:{_line(node, i, key)}: entry {i + 1}: {key}"
+            times[key] = None if raw is None else _time(raw, where_k)
+        step = entry.get("step")
+        if step is not None and (not isinstance(step, int | float) or step <= 0):
+            raise BundleError(
+                f"metrics.yaml:{_line(node, i, 'step')}: entry {i + 1}: "
+                "step must be a positive number of seconds"
+            )
+        desc = entry.get("description")
+        out.append(
+            RecordedQuery(
+                query=query,
+                type=qtype,
+                start=times["start"],
+                end=times["end"],
+                time=times["time"],
+                step=None if step is None else int(step),
+                description=None if desc is None else str(desc),
+                result=dict(entry["result"]),
+                index=i + 1,
+                line=_line(node, i),
+            )
+        )
+    return out
+
+
+def load_logs(root: Path, data: LoadedData) -> None:
+    """Read ``logs.ndjson`` into ``data.logs`` (with parsed times and line numbers)."""
+    path = root / "logs.ndjson"
+    if not path.is_file():
+        return
+    try:
+        fh = path.open("rb")
+    except OSError as exc:
+        raise BundleError(f"logs.ndjson: cannot read: {exc}") from exc
+    with fh:
+        for n, raw_bytes in enumerate(fh, start=1):
+            try:
+                raw = raw_bytes.decode("utf-8-sig" if n == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise BundleError(f"logs.ndjson:{n}: not UTF-8 text: {exc.reason}") from exc
+            if not raw.strip():
+                continue
+            try:
+                rec = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                raise BundleError(f"logs.ndjson:{n}: not valid JSON: {exc.msg}") from exc
+            if not isinstance(rec, dict):
+                raise BundleError(f"logs.ndjson:{n}: expected a JSON object")
+            for key in ("@timestamp", "message"):
+                if key not in rec:
+                    raise BundleError(f"logs.ndjson:{n}: missing '{key}'")
+            if not isinstance(rec["message"], str):
+                raise BundleError(f"logs.ndjson:{n}: 'message' must be a string")
+            data.log_times.append(_time(rec["@timestamp"], f"logs.ndjson:{n}: @timestamp"))
+            data.logs.append(rec)
+            data.log_lines.append(n)
+
+
+def load_objects(root: Path) -> list[dict[str, Any]]:
+    """Read every ``k8s/*.yaml`` (multi-document; ``kind: List`` is expanded)."""
+    k8s = root / "k8s"
+    if not k8s.is_dir():
+        return []
+    out: list[dict[str, Any]] = []
+    files = sorted(p for p in k8s.iterdir() if p.suffix in (".yaml", ".yml", ".json"))
+    for path in files:
+        rel = f"k8s/{path.name}"
+        for d, (doc, node) in enumerate(_yaml_docs(path, rel), start=1):
+            if doc is None:
+                continue
+            where = f"{rel}: document {d} (line {_line(node)})"
+            if not isinstance(doc, dict):
+                raise BundleError(f"{where}: expected a Kubernetes object (a mapping)")
+            items = doc.get("items") if str(doc.get("kind", "")).endswith("List") else [doc]
+            if not isinstance(items, list):
+                raise BundleError(f"{where}: a List needs 'items'")
+            for j, obj in enumerate(items):
+                label = where if obj is doc else f"{where} item {j + 1}"
+                if not isinstance(obj, dict) or not obj.get("kind"):
+                    raise BundleError(f"{label}: missing 'kind'")
+                meta = obj.get("metadata")
+                if not isinstance(meta, dict) or not meta.get("name"):
+                    raise BundleError(f"{label}: missing 'metadata.name'")
+                out.append(obj)
+    return out
+
+
+def load_alerts(root: Path) -> list[dict[str, Any]] | None:
+    """Read the optional ``alerts.yaml``: a list of Prometheus alerts (as ``/api/v1/alerts``
+    returns them: labels, annotations, state, activeAt, value), or that response's
+    ``data`` / whole body."""
+    path = root / "alerts.yaml"
+    if not path.is_file():
+        return None
+    data, node = _yaml_single(path, "alerts.yaml")
+    if isinstance(data, Mapping) and isinstance(data.get("data"), Mapping):
+        data = data["data"]
+    if isinstance(data, Mapping):
+        data = data.get("alerts")
+    if data is None:
+        return []
+    if not isinstance(data, list):
+        raise BundleError("alerts.yaml:1: expected a list of alerts")
+    for i, alert in enumerate(data):
+        labels = alert.get("labels") if isinstance(alert, Mapping) else None
+        if not isinstance(labels, Mapping) or "alertname" not in labels:
+            raise BundleError(
+                f"alerts.yaml:{_line(node, i)}: alert {i + 1}: missing labels.alertname"
+            )
+    return [dict(a) for a in data]
+
+
+def load_dir(root: Path, default_title: str | None = None) -> LoadedData:
+    """Read and validate every part of the bundle directory ``root``."""
+    data = LoadedData(meta=load_meta(root, default_title), expected=load_expected(root))
+    data.metrics = load_metrics(root)
+    load_logs(root, data)
+    data.objects = load_objects(root)
+    data.alerts = load_alerts(root)
+    return data

@@ -1,0 +1,376 @@
+"""The executor: the one door every tool call goes through (the model proposes, it decides).
+
+Pipeline of :meth:`Executor.call`, each step able to end the call with an envelope:
+
+1. allow-list: an unregistered name → ``rejected`` / ``unknown_tool`` (lists known tools)
+2. validation with the tool's pydantic model (unknown keys forbidden) →
+   ``rejected`` / ``invalid_arguments`` with one actionable line per problem
+3. scope (:mod:`opsmate.tools.scope`): environment, namespace, service, time window,
+   page size, cursor → ``rejected`` / ``forbidden_scope`` | ``bad_cursor`` |
+   ``invalid_arguments``; narrowing is reported in ``scope["clamped"]``
+4. execution in a worker thread under the time-out (the spec's own ``timeout_s`` when
+   set, else ``tools.timeout_seconds``; never past the task deadline) → ``error`` /
+   ``timeout`` (retryable); :class:`ToolFailure` → ``error`` with its code and
+   retryable flag; any other exception → ``error`` / ``internal``.
+   Retryable errors of idempotent tools are retried up to ``tools.max_retries`` times
+   with a short backoff, never past the deadline.
+5. size budget (:mod:`opsmate.tools.budget`): above the tool's token
+   budget the largest list in ``data`` loses items from its end (then over-long
+   strings are cut) until it fits; ``truncated`` says how many and how to narrow,
+   ``complete`` becomes false and ``success`` becomes ``partial``
+6. redaction (:class:`Redactor`) of data, scope, args, source refs and error messages
+7. audit: one JSON line (:class:`AuditLog`)
+
+:meth:`Executor.call` never raises.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import fields as dc_fields
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from opsmate import paths
+from opsmate.config import ToolsConfig
+from opsmate.tools.audit import AuditLog
+from opsmate.tools.base import (
+    CallContext,
+    Constraints,
+    ToolErrorInfo,
+    ToolFailure,
+    ToolOutput,
+    ToolResult,
+    ToolSpec,
+)
+from opsmate.tools.budget import fit_to_budget
+from opsmate.tools.redact import Redactor
+from opsmate.tools.registry import ToolRegistry
+from opsmate.tools.scope import ScopeViolation, apply_scope, wrap_cursor
+
+_SPEC_DEFAULT_TIMEOUT = next(f.default for f in dc_fields(ToolSpec) if f.name == "timeout_s")
+_BACKOFF_S = (0.25, 0.5, 1.0, 2.0)
+
+
+class _Outcome:
+    """What one attempt produced: an output, or a failure."""
+
+    __slots__ = ("error", "output")
+
+    def __init__(self, output: ToolOutput | None = None, error: ToolErrorInfo | None = None):
+        self.output = output
+        self.error = error
+
+
+def format_validation_error(exc: ValidationError, model: type[BaseModel]) -> str:
+    """One line per problem, phrased so a model can fix its call."""
+    allowed = sorted((f.alias or name) for name, f in model.model_fields.items() if not f.exclude)
+    lines = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err.get("loc", ())) or "(arguments)"
+        kind = err.get("type", "")
+        if kind == "extra_forbidden":
+            lines.append(f"unknown argument '{loc}' (allowed: {', '.join(allowed)})")
+        elif kind == "missing":
+            lines.append(f"missing required argument '{loc}'")
+        else:
+            got = repr(err.get("input"))
+            got = got if len(got) <= 80 else got[:77] + "..."
+            lines.append(f"argument '{loc}': {err.get('msg')} (got {got})")
+    return "; ".join(lines)
+
+
+class Executor:
+    """Runs tool calls for one task under its constraints; keeps the history in ``calls``.
+
+    ``now`` fixes the time relative arguments resolve against (a bundle's
+    ``captured_at``); without it the wall clock is used. ``deadline`` is a
+    ``time.monotonic()`` value (the task's time budget): no attempt or retry runs
+    past it. ``audit`` defaults to ``tools.audit_log`` or the user data dir;
+    ``redactor`` to the built-in patterns plus ``tools.redact_patterns``.
+    """
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        constraints: Constraints,
+        *,
+        config: ToolsConfig | None = None,
+        now: datetime | None = None,
+        audit: AuditLog | None = None,
+        redactor: Redactor | None = None,
+        deadline: float | None = None,
+        call_prefix: str = "call",
+    ) -> None:
+        self.registry = registry
+        self.constraints = constraints
+        self.config = config or ToolsConfig()
+        self.fixed_now = now
+        if audit is None:
+            path = self.config.audit_log
+            audit = AuditLog(Path(path).expanduser() if path else paths.audit_log_path())
+        self.audit = audit
+        self.redactor = redactor or Redactor(self.config.redact_patterns)
+        self.deadline = deadline  # time.monotonic() value
+        self.call_prefix = call_prefix
+        self.calls: list[ToolResult] = []
+        self._counter = itertools.count(1)
+        self._lock = threading.Lock()
+
+    # -- public ----------------------------------------------------------------
+    def now(self) -> datetime:
+        """The time relative arguments are resolved against."""
+        return self.fixed_now or datetime.now(UTC)
+
+    def call(self, tool: str, args: Mapping[str, Any]) -> ToolResult:
+        """Run one call through the whole pipeline; never raises."""
+        with self._lock:
+            call_id = f"{self.call_prefix}_{next(self._counter):03d}"
+        started = time.monotonic()
+        try:
+            result = self._call(call_id, tool, args)
+        except Exception as exc:  # last resort: the executor itself must not raise
+            result = ToolResult(
+                call_id=call_id,
+                tool=str(tool),
+                status="error",
+                complete=False,
+                error=ToolErrorInfo(code="internal", message=f"executor error: {exc!r}"),
+            )
+        result.elapsed_ms = int((time.monotonic() - started) * 1000)
+        try:
+            result = self._redact(result)
+        except Exception as exc:  # never let unredacted data through
+            result = ToolResult(
+                call_id=call_id,
+                tool=str(tool),
+                status="error",
+                complete=False,
+                elapsed_ms=result.elapsed_ms,
+                error=ToolErrorInfo(
+                    code="internal", message=f"redaction failed ({type(exc).__name__}); withheld"
+                ),
+            )
+        self.audit.record(result, result.args, result.scope)
+        with self._lock:
+            self.calls.append(result)
+        return result
+
+    # -- pipeline --------------------------------------------------------------
+    def _call(self, call_id: str, tool: str, args: Mapping[str, Any]) -> ToolResult:
+        raw_args = dict(args) if isinstance(args, Mapping) else {}
+        spec = self.registry.get(tool) if isinstance(tool, str) else None
+        if spec is None:
+            known = ", ".join(self.registry.names()) or "(none)"
+            return self._rejected(
+                call_id, str(tool), raw_args, "unknown_tool",
+                f"unknown tool '{tool}'; known tools: {known}",
+            )  # fmt: skip
+        if not isinstance(args, Mapping):
+            return self._rejected(
+                call_id, tool, {}, "invalid_arguments", "arguments must be a JSON object"
+            )
+        try:
+            model = spec.args_model.model_validate(raw_args)
+        except ValidationError as exc:
+            msg = format_validation_error(exc, spec.args_model)
+            return self._rejected(call_id, tool, raw_args, "invalid_arguments", msg)
+        validated = model.model_dump(by_alias=True)
+        try:
+            scoped = apply_scope(tool, validated, self.constraints, self.now())
+        except ScopeViolation as exc:
+            return self._rejected(call_id, tool, _compact(validated), exc.code, exc.message)
+        call_args = dict(scoped.args)
+        if scoped.tool_cursor is not None:
+            call_args["cursor"] = scoped.tool_cursor
+        try:
+            bound = spec.args_model.model_validate(call_args)
+        except ValidationError as exc:
+            msg = format_validation_error(exc, spec.args_model)
+            return self._rejected(call_id, tool, _compact(scoped.args), "invalid_arguments", msg)
+
+        outcome, attempts = self._run_with_retries(spec, bound, call_id)
+        scope = dict(scoped.scope)
+        if attempts > 1:
+            scope["attempts"] = attempts
+        shown_args = _compact(scoped.args)
+        if outcome.error is not None or outcome.output is None:
+            return ToolResult(
+                call_id=call_id, tool=tool, status="error", scope=scope, complete=False,
+                error=outcome.error, args=shown_args,
+            )  # fmt: skip
+        out = outcome.output
+        merged_scope = {**out.scope, **scope}
+        if "clamped" in out.scope and "clamped" in scope:
+            merged_scope["clamped"] = {**out.scope["clamped"], **scope["clamped"]}
+        next_cursor = None
+        if out.next_cursor:
+            next_cursor = wrap_cursor(tool, scoped.ident, out.next_cursor, scoped.pinned)
+        result = ToolResult(
+            call_id=call_id,
+            tool=tool,
+            status=out.status,
+            data=out.data,
+            scope=merged_scope,
+            complete=out.complete,
+            next_cursor=next_cursor,
+            truncated=out.truncated,
+            error=out.error,
+            source_refs=list(out.source_refs),
+            args=shown_args,
+        )
+        budget = spec.token_budget or self.config.result_token_budget
+        return fit_to_budget(result, budget)
+
+    def _rejected(
+        self, call_id: str, tool: str, args: dict[str, Any], code: str, message: str
+    ) -> ToolResult:
+        return ToolResult(
+            call_id=call_id,
+            tool=tool,
+            status="rejected",
+            complete=False,
+            error=ToolErrorInfo(code=code, message=message, retryable=False),
+            args=args,
+        )
+
+    # -- execution ---------------------------------------------------------------
+    def _timeout_for(self, spec: ToolSpec) -> float:
+        if spec.timeout_s != _SPEC_DEFAULT_TIMEOUT:
+            return spec.timeout_s
+        return self.config.timeout_seconds
+
+    def _remaining(self) -> float | None:
+        return None if self.deadline is None else self.deadline - time.monotonic()
+
+    def _run_with_retries(
+        self, spec: ToolSpec, args: BaseModel, call_id: str
+    ) -> tuple[_Outcome, int]:
+        attempt = 0
+        while True:
+            attempt += 1
+            outcome = self._attempt(spec, args, call_id, attempt)
+            err = outcome.error
+            if err is None or not err.retryable or not spec.idempotent:
+                return outcome, attempt
+            if attempt > self.config.max_retries:
+                return outcome, attempt
+            pause = _BACKOFF_S[min(attempt - 1, len(_BACKOFF_S) - 1)]
+            remaining = self._remaining()
+            if remaining is not None and remaining <= pause + 0.05:
+                return outcome, attempt
+            time.sleep(pause)
+
+    def _attempt(self, spec: ToolSpec, args: BaseModel, call_id: str, attempt: int) -> _Outcome:
+        timeout = self._timeout_for(spec)
+        remaining = self._remaining()
+        bounded_by_deadline = False
+        if remaining is not None:
+            if remaining <= 0:
+                return _Outcome(
+                    error=ToolErrorInfo(
+                        code="timeout",
+                        message="the task's time budget is spent; no further calls can run",
+                        retryable=False,
+                    )
+                )
+            if remaining < timeout:
+                timeout, bounded_by_deadline = remaining, True
+        ctx = CallContext(
+            call_id=call_id,
+            constraints=self.constraints,
+            now=self.now(),
+            deadline=time.monotonic() + timeout,
+            extra={"attempt": attempt},
+        )
+        box: dict[str, Any] = {}
+
+        def work() -> None:
+            try:
+                box["output"] = spec.run(args, ctx)
+            except BaseException as exc:  # reported below, never re-raised
+                box["exc"] = exc
+
+        worker = threading.Thread(target=work, name=f"opsmate-tool-{call_id}", daemon=True)
+        worker.start()
+        worker.join(timeout)
+        if worker.is_alive():
+            why = "the task's remaining time" if bounded_by_deadline else "its time-out"
+            return _Outcome(
+                error=ToolErrorInfo(
+                    code="timeout",
+                    message=f"{spec.name} did not answer within {timeout:.1f} s ({why}); "
+                    "narrow the query (shorter range, fewer series) or try again",
+                    retryable=not bounded_by_deadline,
+                )
+            )
+        if "exc" in box:
+            return _Outcome(error=_error_from_exception(spec, box["exc"]))
+        return _coerce_output(spec, box.get("output"))
+
+    # -- redaction -------------------------------------------------------------------
+    def _redact(self, result: ToolResult) -> ToolResult:
+        r = self.redactor
+        total = 0
+        data, n = r.redact_obj(result.data)
+        total += n
+        scope, n = r.redact_obj(result.scope)
+        total += n
+        args, n = r.redact_obj(result.args)
+        total += n
+        refs, n = r.redact_obj(list(result.source_refs))
+        total += n
+        error = result.error
+        if error is not None:
+            message, n = r.redact_text(error.message)
+            total += n
+            error = error.model_copy(update={"message": message})
+        return result.model_copy(
+            update={
+                "data": data,
+                "scope": scope,
+                "args": args,
+                "source_refs": refs,
+                "error": error,
+                "redactions": result.redactions + total,
+            }
+        )
+
+
+def _compact(args: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in args.items() if v is not None}
+
+
+def _error_from_exception(spec: ToolSpec, exc: BaseException) -> ToolErrorInfo:
+    if isinstance(exc, ToolFailure):
+        return ToolErrorInfo(code=exc.code, message=exc.message, retryable=exc.retryable)
+    if isinstance(exc, TimeoutError):
+        return ToolErrorInfo(code="timeout", message=f"{spec.name}: {exc}", retryable=True)
+    return ToolErrorInfo(
+        code="internal",
+        message=f"{spec.name} failed unexpectedly: {type(exc).__name__}: {exc}",
+        retryable=False,
+    )
+
+
+def _coerce_output(spec: ToolSpec, value: Any) -> _Outcome:
+    if isinstance(value, ToolOutput):
+        return _Outcome(output=value)
+    if isinstance(value, Mapping):
+        try:
+            return _Outcome(output=ToolOutput.model_validate(dict(value)))
+        except ValidationError as exc:
+            message = f"{spec.name} returned a malformed result: {exc.error_count()} problem(s)"
+            return _Outcome(error=ToolErrorInfo(code="bad_response", message=message))
+    return _Outcome(
+        error=ToolErrorInfo(
+            code="internal",
+            message=f"{spec.name} returned {type(value).__name__}, not a ToolOutput",
+        )
+    )

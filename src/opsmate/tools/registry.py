@@ -1,0 +1,158 @@
+"""The tool registry: the explicit allow-list of tools an executor may run.
+
+Only registered names run; anything else is ``rejected`` with ``unknown_tool``.
+:func:`live_registry` assembles the tools served by the configured live sources
+(Prometheus, Elasticsearch, Kubernetes) and, when a retriever is given, runbook search.
+:func:`catalog` describes every stable tool (contracts section 4) for
+``opsmate tool --list``, whether or not a source serves it here.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from opsmate.tools.base import ToolSpec
+
+if TYPE_CHECKING:
+    from opsmate.config import Settings
+    from opsmate.knowledge.types import Retriever
+
+log = logging.getLogger(__name__)
+
+# live source modules, each exposing ``tool_specs(settings) -> list[ToolSpec]``
+LIVE_SOURCE_MODULES = (
+    "opsmate.tools.prometheus",
+    "opsmate.tools.logs",
+    "opsmate.tools.kubernetes",
+)
+
+
+def _strip_titles(schema: Any) -> Any:
+    """Drop pydantic's generated ``title`` keys (noise in a prompt, not needed to validate)."""
+    if isinstance(schema, dict):
+        out = {}
+        for key, value in schema.items():
+            if key == "title" and isinstance(value, str):
+                continue
+            if key == "properties" and isinstance(value, dict):
+                out[key] = {name: _strip_titles(prop) for name, prop in value.items()}
+            else:
+                out[key] = _strip_titles(value)
+        return out
+    if isinstance(schema, list):
+        return [_strip_titles(v) for v in schema]
+    return schema
+
+
+def describe_spec(spec: ToolSpec) -> dict[str, Any]:
+    """``{"name", "description", "parameters"}``: parameters is the argument JSON schema."""
+    return {
+        "name": spec.name,
+        "description": spec.description,
+        "parameters": _strip_titles(spec.json_schema()),
+    }
+
+
+class ToolRegistry:
+    """An ordered allow-list of :class:`ToolSpec` by name."""
+
+    def __init__(self, specs: Iterable[ToolSpec] = ()) -> None:
+        self._specs: dict[str, ToolSpec] = {}
+        self.skipped: dict[str, str] = {}  # source module -> why its tools are missing
+        for spec in specs:
+            self.register(spec)
+
+    def register(self, spec: ToolSpec) -> None:
+        """Allow ``spec``; a later registration of the same name replaces the earlier one."""
+        if not spec.name or not spec.name.replace("_", "").isalnum():
+            raise ValueError(f"invalid tool name: {spec.name!r}")
+        self._specs[spec.name] = spec
+
+    def get(self, name: str) -> ToolSpec | None:
+        return self._specs.get(name)
+
+    def names(self) -> list[str]:
+        return list(self._specs)
+
+    def specs(self) -> list[ToolSpec]:
+        return list(self._specs.values())
+
+    def describe(self) -> list[dict[str, Any]]:
+        """Each tool's name, description and argument JSON schema (``parameters``)."""
+        return [describe_spec(s) for s in self._specs.values()]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._specs
+
+    def __len__(self) -> int:
+        return len(self._specs)
+
+
+def _source_specs(module_name: str, settings: Settings, registry: ToolRegistry) -> list[ToolSpec]:
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name == module_name:  # that source is not part of this build
+            return []
+        registry.skipped[module_name] = f"{type(exc).__name__}: {exc}"
+        log.warning("tools of %s unavailable: %s", module_name, exc)
+        return []
+    except ImportError as exc:  # a broken optional dependency must not cost the other sources
+        registry.skipped[module_name] = f"{type(exc).__name__}: {exc}"
+        log.warning("tools of %s unavailable: %s", module_name, exc)
+        return []
+    factory = getattr(module, "tool_specs", None)
+    if factory is None:
+        return []
+    return list(factory(settings))
+
+
+def live_registry(settings: Settings, *, retriever: Retriever | None = None) -> ToolRegistry:
+    """The live tools for ``settings``, plus ``search_runbooks`` over ``retriever`` if given.
+
+    A source module that is absent is skipped silently; one that fails to import (a
+    broken optional dependency) is skipped with a warning and listed in
+    ``registry.skipped``, so the other sources still work. Errors raised by a
+    module's ``tool_specs`` propagate.
+    """
+    registry = ToolRegistry()
+    for module_name in LIVE_SOURCE_MODULES:
+        for spec in _source_specs(module_name, settings, registry):
+            registry.register(spec)
+    if retriever is not None:
+        from opsmate.tools.runbooks import search_runbooks_spec
+
+        registry.register(search_runbooks_spec(retriever))
+    return registry
+
+
+def catalog(registry: ToolRegistry | None = None) -> list[dict[str, Any]]:
+    """Every stable tool (contracts section 4) plus any extra registered one.
+
+    Entries are :func:`describe_spec` dicts with ``available``: whether ``registry``
+    serves the tool. Stable tools not in the registry are described from
+    :mod:`opsmate.tools.schemas`, so the list is complete even with no source configured.
+    """
+    from opsmate.tools.schemas import ARGS_MODELS, DESCRIPTIONS
+
+    registry = registry or ToolRegistry()
+    entries: list[dict[str, Any]] = []
+    for name, model in ARGS_MODELS.items():
+        spec = registry.get(name)
+        if spec is not None:
+            entry = describe_spec(spec)
+        else:
+            entry = {
+                "name": name,
+                "description": DESCRIPTIONS.get(name, ""),
+                "parameters": _strip_titles(model.model_json_schema(by_alias=True)),
+            }
+        entry["available"] = spec is not None
+        entries.append(entry)
+    for spec in registry.specs():
+        if spec.name not in ARGS_MODELS:
+            entries.append({**describe_spec(spec), "available": True})
+    return entries
