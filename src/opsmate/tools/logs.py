@@ -1,0 +1,406 @@
+"""Elasticsearch logs as a live, read-only tool source (the official elasticsearch client).
+
+Tools: ``search_logs`` (time range, service, environment, level and free-text terms,
+newest first, ``search_after`` pagination) and ``log_stats`` (exact counts by level
+from a terms aggregation, and counts by normalised message over the most recent
+:data:`STATS_SAMPLE` matching records, so "which errors, how many" is one call).
+
+Per environment, ``environments.<env>.elasticsearch`` gives the URL, the index pattern
+and the field names; credentials (API key or basic auth) come from
+:mod:`opsmate.credentials`. Query semantics follow bundle replay: free-text terms must
+all match the message field (``"quoted phrases"`` as phrases, ``-word`` excluded), the
+level matches its aliases (``warn`` / ``warning`` ...) case-insensitively, the service
+case-insensitively, and records without an environment field are kept. Answers are
+shaped with :mod:`opsmate.tools.shaping` as replay shapes them.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import threading
+import time
+from collections.abc import Callable, Mapping
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from opsmate.timeparse import format_time, parse_time
+from opsmate.tools import schemas as s
+from opsmate.tools.base import CallContext, ToolFailure, ToolOutput, ToolSpec
+from opsmate.tools.bundle_replay import parse_terms
+from opsmate.tools.shaping import get_field, log_stats, record_ref
+
+if TYPE_CHECKING:
+    from opsmate.config import ElasticsearchSource, Settings
+
+STATS_SAMPLE = 1000  # most recent records whose messages log_stats groups
+MESSAGE_CHARS = 2000  # a message longer than this is cut in search results
+DEFAULT_RANGE = timedelta(hours=1)
+LEVEL_ALIASES: dict[str, tuple[str, ...]] = {
+    "warn": ("warn", "warning"), "warning": ("warn", "warning"), "error": ("error", "err"),
+    "err": ("error", "err"), "fatal": ("fatal", "critical", "crit", "panic"),
+    "critical": ("fatal", "critical", "crit"), "debug": ("debug", "trace"),
+}  # fmt: skip
+
+
+def level_values(level: str | None) -> list[str]:
+    """The level names a ``level`` argument matches (comma-separated, aliases expanded)."""
+    out: set[str] = set()
+    for part in (level or "").lower().split(","):
+        if part.strip():
+            out.update(LEVEL_ALIASES.get(part.strip(), (part.strip(),)))
+    return sorted(out)
+
+
+def _any_of(clauses: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"bool": {"should": clauses, "minimum_should_match": 1}}
+
+
+def build_query(
+    src: ElasticsearchSource,
+    *,
+    start: datetime,
+    end: datetime,
+    environment: str,
+    service: str | None,
+    level: str | None,
+    terms: str | None = None,
+) -> dict[str, Any]:
+    """The bool query for these filters (what the fixture server must understand)."""
+    env_f, span = src.environment_field, {"gte": format_time(start), "lte": format_time(end)}
+    filters: list[dict[str, Any]] = [
+        {"range": {src.time_field: {**span, "format": "strict_date_optional_time"}}},
+        # the environment, or records that carry none (as bundle replay keeps them)
+        _any_of([{"term": {env_f: {"value": environment}}},
+                 {"bool": {"must_not": [{"exists": {"field": env_f}}]}}]),
+    ]  # fmt: skip
+    if service:
+        filters.append({"term": {src.service_field: {"value": service, "case_insensitive": True}}})
+    levels = level_values(level)
+    if levels:
+        ci = [{"term": {src.level_field: {"value": v, "case_insensitive": True}}} for v in levels]
+        filters.append(_any_of(ci))
+    must, must_not = parse_terms(terms)
+
+    def clause(text: str) -> dict[str, Any]:
+        if any(ch.isspace() for ch in text):
+            return {"match_phrase": {src.message_field: text}}
+        return {"match": {src.message_field: {"query": text, "operator": "and"}}}
+
+    query: dict[str, Any] = {"filter": filters}
+    if must:
+        query["must"] = [clause(t) for t in must]
+    if must_not:
+        query["must_not"] = [clause(t) for t in must_not]
+    return {"bool": query}
+
+
+def _sort(src: ElasticsearchSource) -> list[dict[str, Any]]:
+    """Newest first, ``_doc`` (Lucene's doc id) breaking ties of one millisecond.
+
+    Without a point-in-time, records of the same millisecond on different shards (or
+    replicas) may be ordered differently between pages; a PIT would make it exact.
+    """
+    return [{src.time_field: {"order": "desc"}}, {"_doc": {"order": "desc"}}]
+
+
+def _encode_cursor(payload: dict[str, Any]) -> str:
+    raw = json.dumps(payload, separators=(",", ":"), sort_keys=True).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str, ident: str) -> dict[str, Any]:
+    try:
+        payload = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        if not isinstance(payload, dict) or not isinstance(payload.get("s"), list):
+            raise ValueError("not a cursor")
+        int(payload.get("o", 0))
+    except (ValueError, TypeError, binascii.Error, UnicodeDecodeError) as exc:
+        raise ToolFailure(
+            "bad_cursor", "cursor is not a search_logs cursor; drop it to start over"
+        ) from exc
+    if payload.get("h") != ident:
+        raise ToolFailure(
+            "bad_cursor",
+            "cursor belongs to a different query; repeat the same arguments or drop cursor",
+        )
+    return payload
+
+
+def _failure(exc: BaseException, src: ElasticsearchSource, env: str) -> ToolFailure:
+    """Map an exception from the elasticsearch client to a ToolFailure."""
+    import elastic_transport as et
+    import elasticsearch as es
+
+    url = src.url
+    if isinstance(exc, ToolFailure):
+        return exc
+    if isinstance(exc, es.UnsupportedProductError):
+        return ToolFailure("bad_response", f"the server at {url} is not Elasticsearch: {exc}")
+    if isinstance(exc, es.AuthenticationException | es.AuthorizationException):
+        return ToolFailure(
+            "auth",
+            f"Elasticsearch at {url} refused the credentials (HTTP {exc.meta.status}): "
+            f"{exc.message}; set them with `opsmate auth set elasticsearch` or "
+            "OPSMATE_ELASTICSEARCH_API_KEY",
+        )
+    if isinstance(exc, es.ApiError):
+        status = exc.meta.status
+        reason = _reason(exc.body) or str(exc.message)
+        if status == 404:
+            return ToolFailure(
+                "not_found",
+                f"Elasticsearch at {url}: {reason}; check environments.{env}."
+                f"elasticsearch.index (now {src.index!r})",
+            )
+        if status == 429 or status >= 500:
+            return ToolFailure(
+                "server_error", f"Elasticsearch at {url}: HTTP {status}: {reason}", retryable=True
+            )
+        if "fielddata" in reason.lower():
+            reason += f" (set elasticsearch.level_field to a keyword field, e.g. {src.level_field}"
+            reason += ".keyword)"
+        return ToolFailure("bad_request", f"Elasticsearch rejected the search: {reason}")
+    if isinstance(exc, et.ConnectionTimeout):
+        return ToolFailure(
+            "timeout", f"Elasticsearch at {url} did not answer in time", retryable=True
+        )
+    if isinstance(exc, et.TlsError):
+        return ToolFailure(
+            "unreachable", f"TLS error talking to Elasticsearch at {url}: {exc.message}"
+        )
+    if isinstance(exc, et.ConnectionError):
+        text = str(exc.message or exc)
+        if "resolve" in text.lower():
+            why = "its host name does not resolve"
+        elif "refused" in text.lower():
+            why = "connection refused"
+        else:
+            why = text[:300]
+        return ToolFailure(
+            "unreachable", f"Elasticsearch at {url} is unreachable: {why}", retryable=True
+        )
+    if isinstance(exc, et.SerializationError | ValueError | KeyError | TypeError | IndexError):
+        return ToolFailure("bad_response", f"Elasticsearch at {url} sent a malformed answer: {exc}")
+    return ToolFailure("internal", f"log tool failed: {type(exc).__name__}: {exc}")
+
+
+def _reason(body: Any) -> str | None:
+    if not isinstance(body, Mapping) or not isinstance(body.get("error"), Mapping):
+        return None
+    err = body["error"]
+    causes = err.get("root_cause") or [err]
+    first = causes[0] if isinstance(causes, list) and causes else err
+    return f"{first.get('type')}: {first.get('reason')}"
+
+
+class LogTools:
+    """``search_logs`` and ``log_stats`` over the configured environments."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._clients: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def _source(self, asked: str | None, ctx: CallContext) -> tuple[str, ElasticsearchSource]:
+        env = asked or ctx.constraints.environment or self.settings.default_environment
+        if not env:
+            raise ToolFailure(
+                "not_configured",
+                "no environment given: pass environment or set default_environment",
+            )
+        env_cfg = self.settings.environments.get(env)
+        if env_cfg is None or env_cfg.elasticsearch is None:
+            raise ToolFailure(
+                "not_configured",
+                f"no Elasticsearch configured for environment '{env}'; set "
+                f"environments.{env}.elasticsearch.url in the config",
+            )
+        return env, env_cfg.elasticsearch
+
+    def _client(self, env: str, src: ElasticsearchSource) -> Any:
+        with self._lock:
+            client = self._clients.get(env)
+            if client is None:
+                from elasticsearch import Elasticsearch
+
+                from opsmate.credentials import get_credential
+
+                cred = get_credential("elasticsearch", env)
+                auth: dict[str, Any] = {}
+                if cred is not None and cred.token:
+                    auth["api_key"] = cred.token
+                elif cred is not None and cred.basic_auth():
+                    auth["basic_auth"] = cred.basic_auth()
+                client = Elasticsearch(
+                    src.url,
+                    verify_certs=src.verify_tls,
+                    request_timeout=src.timeout,
+                    max_retries=0,  # the executor retries retryable failures
+                    retry_on_timeout=False,
+                    **auth,
+                )
+                self._clients[env] = client
+            return client
+
+    def _search(
+        self, env: str, src: ElasticsearchSource, ctx: CallContext, **body: Any
+    ) -> dict[str, Any]:
+        timeout = src.timeout
+        if ctx.deadline is not None:
+            timeout = max(min(timeout, ctx.deadline - time.monotonic()), 0.05)
+        try:
+            client = self._client(env, src).options(request_timeout=timeout)
+            resp = client.search(index=src.index, **body)
+            out = resp.body
+            if not isinstance(out, dict) or not isinstance(out["hits"]["hits"], list):
+                raise ValueError("no hits.hits list in the answer")
+            return out
+        except Exception as exc:
+            raise _failure(exc, src, env) from exc
+
+    def _window(
+        self, from_: str | None, to: str | None, ctx: CallContext
+    ) -> tuple[datetime, datetime]:
+        try:
+            end = parse_time(to, ctx.now) if to else (ctx.constraints.window_to or ctx.now)
+            start = parse_time(from_, ctx.now) if from_ else None
+        except ValueError as exc:
+            raise ToolFailure("bad_request", f"argument 'from'/'to': {exc}") from exc
+        if start is None:
+            wf = ctx.constraints.window_from
+            start = wf if wf is not None and wf < end else end - DEFAULT_RANGE
+        if start > end:
+            raise ToolFailure("bad_request", "argument 'from' is after 'to'")
+        return start, end
+
+    @staticmethod
+    def _scope(env: str, src: ElasticsearchSource, start: datetime, end: datetime,
+               **items: Any) -> dict[str, Any]:  # fmt: skip
+        scope = {"source": "elasticsearch", "index": src.index, "environment": env, **items,
+                 "from": format_time(start), "to": format_time(end)}  # fmt: skip
+        return {k: v for k, v in scope.items() if v is not None}
+
+    def _ref_of(self, src: ElasticsearchSource) -> Callable[[Mapping[str, Any]], str]:
+        def ref(hit: Mapping[str, Any]) -> str:
+            svc = get_field(hit.get("_source") or {}, src.service_field)
+            return record_ref(str(svc) if svc else None, str(hit.get("_id")))
+
+        return ref
+
+    def search_logs(self, args: s.SearchLogsArgs, ctx: CallContext) -> ToolOutput:
+        """One page of matching records, newest first; ``next_cursor`` for the next page."""
+        env, src = self._source(args.environment, ctx)
+        filters = [env, src.index, args.service, args.level, args.query]
+        ident = hashlib.sha256(json.dumps(filters).encode()).hexdigest()[:12]
+        cursor = _decode_cursor(args.cursor, ident) if args.cursor else None
+        if cursor is not None and cursor.get("f") and cursor.get("t"):
+            start, end = self._window(cursor["f"], cursor["t"], ctx)  # the first page's window
+        else:
+            start, end = self._window(args.from_, args.to, ctx)
+        page_size = min(args.page_size, ctx.constraints.max_page_size)
+        query = build_query(src, start=start, end=end, environment=env, service=args.service,
+                            level=args.level, terms=args.query)  # fmt: skip
+        body: dict[str, Any] = {"query": query, "size": page_size + 1, "sort": _sort(src)}
+        if cursor is not None:
+            body["search_after"] = cursor["s"]
+        resp = self._search(env, src, ctx, **body)
+        hits = resp["hits"]["hits"]
+        more = len(hits) > page_size
+        hits = hits[:page_size]
+        ref = self._ref_of(src)
+        items = []
+        for hit in hits:
+            rec = dict(hit.get("_source") or {})
+            msg = rec.get(src.message_field)
+            if isinstance(msg, str) and len(msg) > MESSAGE_CHARS:
+                rec[src.message_field] = msg[:MESSAGE_CHARS] + "…"
+            items.append({"ref": ref(hit), **rec})
+        offset = int(cursor.get("o", 0)) if cursor else 0
+        total = resp["hits"].get("total") or {}
+        data: dict[str, Any] = {"items": items, "total": total.get("value"), "offset": offset}
+        if total.get("relation") == "gte":
+            data["total_is_lower_bound"] = True
+        next_cursor = None
+        if more and hits:
+            next_cursor = _encode_cursor(
+                {"s": hits[-1]["sort"], "o": offset + len(hits), "h": ident,
+                 "f": format_time(start), "t": format_time(end)}
+            )  # fmt: skip
+        scope = self._scope(env, src, start, end, service=args.service, level=args.level,
+                            query=args.query, page_size=page_size)  # fmt: skip
+        return ToolOutput(
+            status="success" if items or offset else "no_data",
+            data=data,
+            scope=scope,
+            complete=not more,
+            next_cursor=next_cursor,
+            source_refs=[item["ref"] for item in items],
+        )
+
+    def log_stats(self, args: s.LogStatsArgs, ctx: CallContext) -> ToolOutput:
+        """Exact counts by level, and counts by normalised message over a recent sample."""
+        env, src = self._source(args.environment, ctx)
+        start, end = self._window(args.from_, args.to, ctx)
+        fields = [src.time_field, src.message_field, src.level_field, src.service_field]
+        level_src = src.level_field.removesuffix(".keyword")
+        query = build_query(src, start=start, end=end, environment=env, service=args.service,
+                            level=args.level)  # fmt: skip
+        aggs = {"by_level": {"terms": {"field": src.level_field, "size": 50}}}
+        source = sorted({f.removesuffix(".keyword") for f in fields})
+        resp = self._search(env, src, ctx, query=query, size=STATS_SAMPLE, sort=_sort(src),
+                            source=source, track_total_hits=True, aggs=aggs)  # fmt: skip
+        hits = resp["hits"]["hits"]
+        total = int((resp["hits"].get("total") or {}).get("value") or len(hits))
+        ref = self._ref_of(src)
+        oldest_first = list(reversed(hits))  # the example of a group is its first occurrence
+        records = [h.get("_source") or {} for h in oldest_first]
+        refs = {id(rec): ref(h) for rec, h in zip(records, oldest_first, strict=True)}
+        stats = log_stats(
+            records,
+            level_field=level_src,
+            message_field=src.message_field,
+            time_field=src.time_field,
+            ref_of=lambda rec: refs[id(rec)],
+        )
+        counts: dict[str, int] = {}
+        agg = (resp.get("aggregations") or {}).get("by_level") or {}
+        for bucket in agg.get("buckets") or []:
+            key = str(bucket["key"]).lower() or "unknown"
+            counts[key] = counts.get(key, 0) + int(bucket["doc_count"])
+        if agg.get("sum_other_doc_count"):  # levels beyond the 50 most frequent
+            counts["other"] = int(agg["sum_other_doc_count"])
+        missing = total - sum(counts.values())
+        if missing > 0:  # records without a level
+            counts["unknown"] = counts.get("unknown", 0) + missing
+        stats["by_level"] = dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+        stats["total"] = total
+        stats["coverage"] = {
+            "records_matching": total,
+            "messages_grouped": len(hits),
+            "sample": len(hits) < total,
+            "note": "by_level counts every matching record; top_messages group the "
+            f"{len(hits)} most recent",
+        }
+        return ToolOutput(
+            status="success" if total else "no_data",
+            data=stats,
+            scope=self._scope(env, src, start, end, service=args.service, level=args.level),
+            source_refs=[g["example_ref"] for g in stats["top_messages"]],
+        )
+
+
+def tool_specs(settings: Settings) -> list[ToolSpec]:
+    """``search_logs`` and ``log_stats``, or none when no environment configures logs."""
+    if not any(e.elasticsearch for e in settings.environments.values()):
+        return []
+    tools = LogTools(settings)
+    specs: list[tuple[str, type[BaseModel], Callable[..., ToolOutput]]] = [
+        ("search_logs", s.SearchLogsArgs, tools.search_logs),
+        ("log_stats", s.LogStatsArgs, tools.log_stats),
+    ]
+    return [ToolSpec(name, s.DESCRIPTIONS[name], model, run) for name, model, run in specs]
