@@ -41,7 +41,9 @@ ConfigOpt = Annotated[
 ]
 IndexDirOpt = Annotated[
     Path | None,
-    typer.Option("--index-dir", help="Index directory (default: the user data dir).", show_default=False),
+    typer.Option(
+        "--index-dir", help="Index directory (default: the user data dir).", show_default=False
+    ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine output on stdout (JSON).")]
 
@@ -64,7 +66,20 @@ def _root(
             "--version", help="Print the version and exit.", is_eager=True, callback=_print_version
         ),
     ] = False,
+    kube_context: Annotated[
+        str | None,
+        typer.Option(
+            "--kube-context",
+            help="Kubernetes context for every environment (overrides the config; "
+            "also OPSMATE_KUBE_CONTEXT).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
+    if kube_context:
+        import os
+
+        os.environ["OPSMATE_KUBE_CONTEXT"] = kube_context
     ctx.obj = {"config": config}
 
 
@@ -124,7 +139,9 @@ def search(
     ] = None,
     batch: Annotated[
         Path | None,
-        typer.Option("--batch", help='JSONL file of {"id":..., "query":...}; one result line each.'),
+        typer.Option(
+            "--batch", help='JSONL file of {"id":..., "query":...}; one result line each.'
+        ),
     ] = None,
     include_deprecated: Annotated[
         bool, typer.Option("--include-deprecated", help="Also return deprecated runbooks.")
@@ -178,7 +195,9 @@ def diagnose(
         float | None, typer.Option("--timeout", min=1, help="Wall-clock budget, seconds.")
     ] = None,
     json_out: JsonOpt = False,
-    markdown: Annotated[bool, typer.Option("--markdown", help="Markdown report on stdout.")] = False,
+    markdown: Annotated[
+        bool, typer.Option("--markdown", help="Markdown report on stdout.")
+    ] = False,
     index_dir: IndexDirOpt = None,
     config: ConfigOpt = None,
 ) -> None:

@@ -43,9 +43,9 @@ def exit_code_for(result: ToolResult) -> int:
     """The process exit code for one envelope (see the module docstring)."""
     if result.status in ("success", "partial", "no_data"):
         return int(ExitCode.OK)
-    if result.status == "rejected":
-        return int(ExitCode.USAGE)
     code = result.error.code if result.error else ""
+    if result.status == "rejected" or code == "not_configured":
+        return int(ExitCode.USAGE)
     if code == "unreachable":
         return int(ExitCode.UNREACHABLE)
     if code == "internal":

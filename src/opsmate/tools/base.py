@@ -28,6 +28,7 @@ ERROR_CODES = (
     "invalid_arguments",
     "not_found",
     "not_available",
+    "not_configured",
     "bad_cursor",
     "server_error",
     "bad_response",
@@ -70,7 +71,7 @@ class ToolResult(BaseModel):
         return self.status in ("success", "partial", "no_data")
 
 
-class ToolFailure(Exception):  # noqa: N818 - a failure outcome, not a programming error
+class ToolFailure(Exception):
     """Raised by a tool implementation; the executor turns it into an error envelope."""
 
     def __init__(self, code: str, message: str, *, retryable: bool = False) -> None:

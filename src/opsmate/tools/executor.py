@@ -187,8 +187,8 @@ class Executor:
         except ScopeViolation as exc:
             return self._rejected(call_id, tool, _compact(validated), exc.code, exc.message)
         call_args = dict(scoped.args)
-        if scoped.tool_cursor is not None:
-            call_args["cursor"] = scoped.tool_cursor
+        if call_args.get("cursor") is not None:
+            call_args["cursor"] = scoped.tool_cursor  # None: the first page again (skip set)
         try:
             bound = spec.args_model.model_validate(call_args)
         except ValidationError as exc:
@@ -209,6 +209,12 @@ class Executor:
         merged_scope = {**out.scope, **scope}
         if "clamped" in out.scope and "clamped" in scope:
             merged_scope["clamped"] = {**out.scope["clamped"], **scope["clamped"]}
+        data = out.data
+        skipped = 0
+        if scoped.skip and isinstance(data.get("items"), list):
+            skipped = min(scoped.skip, len(data["items"]))
+            data = {**data, "items": data["items"][skipped:]}
+            merged_scope["skipped_items"] = skipped
         next_cursor = None
         if out.next_cursor:
             next_cursor = wrap_cursor(tool, scoped.ident, out.next_cursor, scoped.pinned)
@@ -216,7 +222,7 @@ class Executor:
             call_id=call_id,
             tool=tool,
             status=out.status,
-            data=out.data,
+            data=data,
             scope=merged_scope,
             complete=out.complete,
             next_cursor=next_cursor,
@@ -226,7 +232,34 @@ class Executor:
             args=shown_args,
         )
         budget = spec.token_budget or self.config.result_token_budget
-        return fit_to_budget(result, budget)
+        fitted = fit_to_budget(result, budget)
+        return self._resume_cut_page(fitted, result, scoped, skipped)
+
+    @staticmethod
+    def _resume_cut_page(
+        fitted: ToolResult, full: ToolResult, scoped: Any, skipped: int
+    ) -> ToolResult:
+        """A paginated page cut by the size budget gets a cursor that resumes after the
+        last item kept (the same tool page again, skipping what was delivered), so the
+        items dropped for size are never silently lost between pages."""
+        kept_items = fitted.data.get("items")
+        full_items = full.data.get("items")
+        if (
+            fitted.truncated is None
+            or "cursor" not in scoped.args
+            or not isinstance(kept_items, list)
+            or not isinstance(full_items, list)
+            or len(kept_items) >= len(full_items)
+        ):
+            return fitted
+        cursor = wrap_cursor(
+            full.tool,
+            scoped.ident,
+            scoped.tool_cursor,
+            scoped.pinned,
+            skip=skipped + len(kept_items),
+        )
+        return fitted.model_copy(update={"next_cursor": cursor, "complete": False})
 
     def _rejected(
         self, call_id: str, tool: str, args: dict[str, Any], code: str, message: str

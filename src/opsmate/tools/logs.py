@@ -31,8 +31,7 @@ from pydantic import BaseModel
 from opsmate.timeparse import format_time, parse_time
 from opsmate.tools import schemas as s
 from opsmate.tools.base import CallContext, ToolFailure, ToolOutput, ToolSpec
-from opsmate.tools.bundle_replay import parse_terms
-from opsmate.tools.shaping import get_field, log_stats, record_ref
+from opsmate.tools.shaping import expand_levels, get_field, log_stats, parse_terms, record_ref
 
 if TYPE_CHECKING:
     from opsmate.config import ElasticsearchSource, Settings
@@ -40,20 +39,12 @@ if TYPE_CHECKING:
 STATS_SAMPLE = 1000  # most recent records whose messages log_stats groups
 MESSAGE_CHARS = 2000  # a message longer than this is cut in search results
 DEFAULT_RANGE = timedelta(hours=1)
-LEVEL_ALIASES: dict[str, tuple[str, ...]] = {
-    "warn": ("warn", "warning"), "warning": ("warn", "warning"), "error": ("error", "err"),
-    "err": ("error", "err"), "fatal": ("fatal", "critical", "crit", "panic"),
-    "critical": ("fatal", "critical", "crit"), "debug": ("debug", "trace"),
-}  # fmt: skip
 
 
 def level_values(level: str | None) -> list[str]:
-    """The level names a ``level`` argument matches (comma-separated, aliases expanded)."""
-    out: set[str] = set()
-    for part in (level or "").lower().split(","):
-        if part.strip():
-            out.update(LEVEL_ALIASES.get(part.strip(), (part.strip(),)))
-    return sorted(out)
+    """The level names a ``level`` argument matches (comma-separated, aliases expanded);
+    the same table bundle replay uses (:func:`opsmate.tools.shaping.expand_levels`)."""
+    return sorted(expand_levels(level) or ())
 
 
 def _any_of(clauses: list[dict[str, Any]]) -> dict[str, Any]:

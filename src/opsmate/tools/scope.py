@@ -64,6 +64,7 @@ class ScopedArgs:
     tool_cursor: str | None = None  # the tool's own cursor, unwrapped
     ident: dict[str, Any] = field(default_factory=dict)  # what a cursor is bound to
     pinned: dict[str, str] = field(default_factory=dict)  # absolute times used
+    skip: int = 0  # items of the tool's page already delivered (a page cut by the size budget)
 
 
 def apply_scope(
@@ -88,8 +89,9 @@ def apply_scope(
     pinned: dict[str, str] = {}
     cursor = out.get("cursor")
     tool_cursor = None
+    skip = 0
     if cursor:
-        tool_cursor, pinned = unwrap_cursor(tool, ident, cursor)
+        tool_cursor, pinned, skip = unwrap_cursor(tool, ident, cursor)
 
     used_times: dict[str, str] = {}
     for start_key, end_key in TIME_PAIRS:
@@ -108,7 +110,7 @@ def apply_scope(
     if clamped:
         scope["clamped"] = clamped
     return ScopedArgs(
-        args=out, scope=scope, tool_cursor=tool_cursor, ident=ident, pinned=used_times
+        args=out, scope=scope, tool_cursor=tool_cursor, ident=ident, pinned=used_times, skip=skip
     )
 
 
@@ -208,22 +210,45 @@ def query_hash(tool: str, args: dict[str, Any]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def wrap_cursor(tool: str, args_asked: dict[str, Any], cursor: str, pinned: dict[str, str]) -> str:
-    """The cursor handed out: the tool's cursor bound to the query that produced it."""
-    payload = {"v": CURSOR_VERSION, "c": cursor, "h": query_hash(tool, args_asked), "t": pinned}
+def wrap_cursor(
+    tool: str,
+    args_asked: dict[str, Any],
+    cursor: str | None,
+    pinned: dict[str, str],
+    skip: int = 0,
+) -> str:
+    """The cursor handed out: the tool's cursor bound to the query that produced it.
+
+    ``skip`` > 0 marks a page the size budget cut short: the next call asks the tool
+    for the same page again (``cursor`` is the one that produced it, ``None`` for the
+    first page) and drops the ``skip`` items already delivered, so nothing is lost.
+    """
+    payload: dict[str, Any] = {
+        "v": CURSOR_VERSION,
+        "c": cursor or "",
+        "h": query_hash(tool, args_asked),
+        "t": pinned,
+    }
+    if skip:
+        payload["s"] = skip
     raw = json.dumps(payload, separators=(",", ":"), sort_keys=True).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def unwrap_cursor(tool: str, args: dict[str, Any], cursor: str) -> tuple[str, dict[str, str]]:
-    """The tool's own cursor and pinned times from a wrapped one; ScopeViolation otherwise."""
+def unwrap_cursor(
+    tool: str, args: dict[str, Any], cursor: str
+) -> tuple[str | None, dict[str, str], int]:
+    """The tool's own cursor, pinned times and items to skip; ScopeViolation otherwise."""
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
         payload = json.loads(base64.urlsafe_b64decode(padded.encode()))
         if not isinstance(payload, dict) or payload.get("v") != CURSOR_VERSION:
             raise ValueError("not a cursor")
         inner, digest, pinned = payload["c"], payload["h"], payload.get("t") or {}
+        skip = payload.get("s", 0)
         if not isinstance(inner, str) or not isinstance(pinned, dict):
+            raise ValueError("not a cursor")
+        if not isinstance(skip, int) or skip < 0:
             raise ValueError("not a cursor")
     except (ValueError, KeyError, TypeError, binascii.Error, UnicodeDecodeError) as exc:
         raise ScopeViolation(
@@ -237,7 +262,7 @@ def unwrap_cursor(tool: str, args: dict[str, Any], cursor: str) -> tuple[str, di
             "cursor belongs to a different query; repeat the arguments of the call that "
             "returned it (only page_size may change), or drop cursor to start over",
         )
-    return inner, {str(k): str(v) for k, v in pinned.items()}
+    return inner or None, {str(k): str(v) for k, v in pinned.items()}, skip
 
 
 # -- constraints from settings ----------------------------------------------------
