@@ -1,0 +1,128 @@
+"""``opsmate index``: index Markdown runbooks into the versioned hybrid index.
+
+Exit codes: 0 when every file was indexed (warnings, such as an empty file, do not
+count); 2 when some files were rejected (non-UTF-8, binary, over 2 MiB, broken front
+matter, a folder with no Markdown) - the other files are indexed and published all
+the same, each rejected file is named on stderr and listed in the JSON summary as
+``errors: [{source, message}]`` - or when the index is locked by another running
+``opsmate index`` (the message names the lock file), or nothing could be indexed.
+
+``--json`` prints one summary object on stdout: ``documents``, ``chunks``, ``added``,
+``updated``, ``removed``, ``unchanged``, ``seconds``, ``chunks_touched``, ``embedded``,
+``errors``, ``warnings`` and the index settings. A progress bar is drawn on stderr
+only when stderr is a terminal.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from opsmate.config import EmbeddingConfig, load_settings
+from opsmate.errors import InputError, UsageError
+from opsmate.knowledge.generation import Progress
+from opsmate.knowledge.index import IndexSummary, KnowledgeIndex
+from opsmate.knowledge.sources import discover
+
+EMBEDDING_BACKENDS = ("onnx", "gguf", "openai", "none")
+
+
+@contextmanager
+def _progress_bar(enabled: bool) -> Iterator[Progress | None]:
+    if not enabled:
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    labels = {"read": "reading runbooks", "embed": "embedding chunks"}
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as bar:
+        tasks: dict[str, object] = {}
+
+        def update(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(labels.get(stage, stage), total=total)
+            bar.update(tasks[stage], completed=done, total=total)  # type: ignore[arg-type]
+
+        yield update
+
+
+def run_index(
+    *,
+    paths: list[Path],
+    index_dir: Path | None,
+    json_out: bool,
+    embedding: str | None,
+    config_path: Path | None,
+) -> None:
+    """Index ``paths`` (default: the configured runbook folders); see the module docstring."""
+    settings = load_settings(config_path)
+    targets = list(paths) or settings.runbook_paths()
+    if not targets:
+        raise UsageError(
+            "no runbook folder given",
+            hint="opsmate index PATH, or set `runbooks:` in the config",
+        )
+    emb: EmbeddingConfig = settings.embedding
+    if embedding is not None:
+        if embedding not in EMBEDDING_BACKENDS:
+            raise UsageError(
+                f"unknown embedding backend '{embedding}'",
+                hint=f"use one of: {', '.join(EMBEDDING_BACKENDS)}",
+            )
+        emb = emb.model_copy(update={"backend": embedding})
+    files, errors = discover(targets)
+    if not files:
+        for err in errors:
+            _stderr(f"opsmate: error: {err['message']}")
+        raise InputError("nothing to index: no Markdown files found", hint="check the paths")
+
+    index = KnowledgeIndex(settings.resolved_index_dir(index_dir))
+    with _progress_bar(sys.stderr.isatty()) as progress:
+        summary = index.update(
+            files,
+            embedding=emb,
+            lexical_backend=settings.retrieval.bm25_backend,
+            vector_backend=settings.retrieval.vector_backend,
+            progress=progress,
+        )
+    summary.errors = errors + summary.errors
+    for w in summary.warnings:
+        _stderr(f"opsmate: warning: {w}")
+    for err in summary.errors:
+        _stderr(f"opsmate: error: {err['message']}")
+    if json_out:
+        sys.stdout.write(json.dumps(summary.to_json(), ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(_human(summary) + "\n")
+    sys.stdout.flush()
+    if summary.errors:
+        n = len(summary.errors)
+        raise InputError(
+            f"{n} file{'s' if n > 1 else ''} or folder{'s' if n > 1 else ''} not indexed "
+            "(named above); everything else is indexed and searchable"
+        )
+
+
+def _human(s: IndexSummary) -> str:
+    vectors = s.embedding_model or "none (BM25 only)"
+    return (
+        f"indexed {s.documents} runbooks, {s.chunks} chunks in {s.seconds:.2f} s: "
+        f"{s.added} added, {s.updated} updated, {s.removed} removed, {s.unchanged} unchanged "
+        f"({s.chunks_touched} chunks touched, {s.embedded} embedded)\n"
+        f"index: {s.index_dir}  vectors: {vectors}"
+    )
+
+
+def _stderr(line: str) -> None:
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()

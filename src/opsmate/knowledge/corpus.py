@@ -1,0 +1,206 @@
+"""The searchable view of a set of chunks: positions, documents, filters, BM25, vectors.
+
+A :class:`Corpus` is what :class:`~opsmate.knowledge.retrieve.HybridRetriever`
+searches. It is built either from a published index generation (``index.py``: texts
+are fetched from the manifest on demand) or in memory from a folder of runbooks
+(``bundle_index.py``). Chunks are addressed by *position* (their order in the BM25
+index and the vector matrix); each maps to a document, whose front matter drives the
+metadata filters:
+
+- ``service``: the runbook's ``service`` equals the value (case-insensitive);
+- ``environment``: the runbook lists the value, or lists no environment at all
+  (a runbook without ``environment`` applies to every environment);
+- ``status``: equals the value. Deprecated runbooks are excluded unless asked for
+  (``include_deprecated`` or an explicit ``status=deprecated`` filter).
+
+Several values for one key (a list, or ``a,b``) match any of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from opsmate.errors import UsageError
+from opsmate.knowledge.lexical import LexicalIndex
+from opsmate.knowledge.vectors import ChromaVectors, NumpyVectors
+
+FILTER_KEYS = ("service", "environment", "status")
+Filters = dict[str, frozenset[str]]
+
+
+def normalize_filters(filters: dict[str, Any] | None) -> Filters:
+    """Lower-cased value sets per key; unknown keys are a UsageError naming them."""
+    out: Filters = {}
+    for key, value in (filters or {}).items():
+        k = key.strip().lower()
+        if k == "env":
+            k = "environment"
+        if k not in FILTER_KEYS:
+            raise UsageError(
+                f"unknown filter key '{key}'", hint=f"use one of: {', '.join(FILTER_KEYS)}"
+            )
+        raw = value if isinstance(value, list | tuple | set | frozenset) else [value]
+        vals = {
+            str(v).strip().lower() for item in raw for v in str(item).split(",") if str(v).strip()
+        }
+        if vals:
+            out[k] = frozenset(out.get(k, frozenset()) | vals)
+    return out
+
+
+@dataclass
+class DocInfo:
+    """What retrieval needs to know about one document version."""
+
+    source: str
+    version: str
+    title: str
+    meta: dict[str, Any]
+    key: Any = None  # manifest doc id, or None in memory
+    service: str = field(init=False)
+    status: str = field(init=False)
+    environments: frozenset[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.service = str(self.meta.get("service") or "").strip().lower()
+        self.status = str(self.meta.get("status") or "active").strip().lower()
+        envs = self.meta.get("environment") or []
+        if isinstance(envs, str):
+            envs = [envs]
+        self.environments = frozenset(str(e).strip().lower() for e in envs if str(e).strip())
+
+    def allowed(self, filters: Filters, include_deprecated: bool) -> bool:
+        statuses = filters.get("status")
+        if statuses is not None:
+            if self.status not in statuses:
+                return False
+        elif self.status == "deprecated" and not include_deprecated:
+            return False
+        services = filters.get("service")
+        if services is not None and self.service not in services:
+            return False
+        envs = filters.get("environment")
+        return envs is None or not self.environments or bool(self.environments & envs)
+
+
+@dataclass
+class ChunkText:
+    heading_path: list[str]
+    text: str
+    parent_text: str
+
+
+class ChunkStore(Protocol):
+    """Where chunk texts, parents and terms come from (manifest or memory)."""
+
+    def texts(self, positions: list[int]) -> dict[int, ChunkText]: ...
+
+    def terms(self, position: int) -> list[str]: ...
+
+
+@dataclass
+class Corpus:
+    """Chunks by position, with their documents, lexical index and (optional) vectors."""
+
+    chunk_ids: list[str]
+    parent_ids: list[str]
+    doc_of: np.ndarray  # position -> index into ``docs``
+    docs: list[DocInfo]
+    visible: np.ndarray  # position -> published and not tombstoned
+    lexical: LexicalIndex
+    store: ChunkStore
+    vectors: NumpyVectors | ChromaVectors | None = None
+    model_id: str | None = None
+    keys: list[str] = field(default_factory=list)  # chroma ids (rowids) by position
+    vectors_loader: Callable[[], NumpyVectors | ChromaVectors | None] | None = None
+    warnings: list[str] = field(default_factory=list)
+    _pos_of_key: dict[str, int] | None = None
+    _masks: dict[Any, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def size(self) -> int:
+        return len(self.chunk_ids)
+
+    @property
+    def visible_count(self) -> int:
+        return int(self.visible.sum())
+
+    def mask(self, filters: Filters, include_deprecated: bool) -> np.ndarray:
+        """Positions allowed by the filters and visible (computed per document, memoised)."""
+        key = (tuple(sorted(filters.items())), include_deprecated)
+        cached = self._masks.get(key)
+        if cached is not None:
+            return cached
+        doc_ok = np.array(
+            [d.allowed(filters, include_deprecated) for d in self.docs] or [False], dtype=bool
+        )
+        mask = self.visible & doc_ok[self.doc_of] if self.size else np.zeros(0, dtype=bool)
+        mask.setflags(write=False)
+        if len(self._masks) > 64:
+            self._masks.clear()
+        self._masks[key] = mask
+        return mask
+
+    def vector_store(self) -> NumpyVectors | ChromaVectors | None:
+        if self.vectors is None and self.vectors_loader is not None:
+            self.vectors = self.vectors_loader()
+            self.vectors_loader = None
+        return self.vectors
+
+    def vector_search(
+        self,
+        query: np.ndarray,
+        n: int,
+        filters: Filters,
+        include_deprecated: bool,
+        mask: np.ndarray,
+    ) -> list[tuple[int, float]]:
+        store = self.vector_store()
+        if store is None:
+            return []
+        if isinstance(store, NumpyVectors):
+            return store.search(query, n, mask)
+        if self._pos_of_key is None:
+            self._pos_of_key = {k: i for i, k in enumerate(self.keys)}
+        return store.search(
+            query,
+            n,
+            where=chroma_where(filters, include_deprecated),
+            pos_of=self._pos_of_key,
+            mask=mask,
+        )
+
+
+def chroma_metadata(doc: DocInfo) -> dict[str, Any]:
+    """Flat chromadb metadata for a chunk of ``doc`` (lists become ``env__<name>`` flags)."""
+    meta: dict[str, Any] = {
+        "source": doc.source,
+        "service": doc.service,
+        "status": doc.status,
+        "env_all": not doc.environments,
+    }
+    for env in doc.environments:
+        meta[f"env__{env}"] = True
+    return meta
+
+
+def chroma_where(filters: Filters, include_deprecated: bool) -> dict[str, Any] | None:
+    """The same filters as :meth:`DocInfo.allowed`, as a chromadb ``where`` clause."""
+    clauses: list[dict[str, Any]] = []
+    if "status" in filters:
+        clauses.append({"status": {"$in": sorted(filters["status"])}})
+    elif not include_deprecated:
+        clauses.append({"status": {"$ne": "deprecated"}})
+    if "service" in filters:
+        clauses.append({"service": {"$in": sorted(filters["service"])}})
+    if "environment" in filters:
+        ors: list[dict[str, Any]] = [{"env_all": True}]
+        ors += [{f"env__{e}": True} for e in sorted(filters["environment"])]
+        clauses.append({"$or": ors})
+    if not clauses:
+        return None
+    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
