@@ -190,7 +190,10 @@ def diagnose(
         str | None,
         typer.Option("--model", help="none | scripted:PATH | gguf:PATH | openai:URL#MODEL"),
     ] = None,
-    max_steps: Annotated[int | None, typer.Option("--max-steps", min=1)] = None,
+    max_steps: Annotated[
+        int | None,
+        typer.Option("--max-steps", min=1, help="Most tool steps (default: budget.max_steps)."),
+    ] = None,
     timeout: Annotated[
         float | None, typer.Option("--timeout", min=1, help="Wall-clock budget, seconds.")
     ] = None,
@@ -203,7 +206,11 @@ def diagnose(
 ) -> None:
     """Investigate headless and print a report whose every claim cites evidence.
 
-    Example: opsmate diagnose --demo
+    Exit codes: 0 complete; 1 partial or refused; 2 usage/config error; 3 a data source
+    unreachable; 4 internal error; 130 interrupted (a partial report is still printed).
+
+    Examples: opsmate diagnose --demo;
+    opsmate diagnose "order-service 5xx after the 10:00 release, test only" --env test --json
     """
     from opsmate.commands.diagnose import run_diagnose
 
