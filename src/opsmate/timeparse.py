@@ -44,7 +44,9 @@ def parse_time(text: str | float | int | datetime, now: datetime | None = None) 
     try:
         dt = datetime.fromisoformat(s.replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError as exc:
-        raise ValueError(f"not a time: {text!r} (use RFC 3339 or a relative time like -30m)") from exc
+        raise ValueError(
+            f"not a time: {text!r} (use RFC 3339 or a relative time like -30m)"
+        ) from exc
     return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
 
 

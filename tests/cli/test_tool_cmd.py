@@ -206,3 +206,45 @@ def test_bundle_environment_is_the_constraint(capsys: pytest.CaptureFixture[str]
     env = json.loads(out)
     assert rc == 2 and env["error"]["code"] == "forbidden_scope"
     assert "'test'" in env["error"]["message"]
+
+
+def test_search_runbooks_uses_the_local_index(
+    tmp_path: Path, repo_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    index_dir = tmp_path / "idx"
+    runbooks = tmp_path / "rb"
+    (runbooks / "order-service").mkdir(parents=True)
+    src = repo_root / "runbooks" / "order-service" / "db-connection-pool.md"
+    (runbooks / "order-service" / "db-connection-pool.md").write_text(src.read_text())
+    code, _, _ = run_cli(
+        ["index", str(runbooks), "--index-dir", str(index_dir), "--embedding", "none", "--json"],
+        capsys,
+    )
+    assert code == 0
+    code, out, _ = run_cli(
+        [
+            "tool", "search_runbooks", "--args", '{"query": "PoolTimeout"}',
+            "--index-dir", str(index_dir), "--env", "test", "--json",
+        ],
+        capsys,
+    )  # fmt: skip
+    envelope = json.loads(out)
+    assert code == 0, envelope
+    hits = envelope["data"]["hits"]
+    assert hits and hits[0]["source"] == "order-service/db-connection-pool.md"
+
+
+def test_without_an_index_search_runbooks_is_not_offered(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run_cli(
+        [
+            "tool", "search_runbooks", "--args", '{"query": "x"}',
+            "--index-dir", str(tmp_path / "none"), "--json",
+        ],
+        capsys,
+    )  # fmt: skip
+    envelope = json.loads(out)
+    assert code == 2
+    assert envelope["status"] == "rejected"
+    assert envelope["error"]["code"] == "unknown_tool"

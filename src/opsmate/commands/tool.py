@@ -15,7 +15,6 @@ server error, bad response, not available).
 
 from __future__ import annotations
 
-import importlib
 import json
 from datetime import datetime
 from pathlib import Path
@@ -68,24 +67,17 @@ def parse_args_json(text: str) -> dict[str, Any]:
 
 
 def open_index_retriever(settings: Settings, index_dir: Path | None) -> Any | None:
-    """The runbook retriever over the local index, or None when there is none (yet).
+    """The runbook retriever over the local index, or None when there is no index yet
+    (``search_runbooks`` is then not offered)."""
+    from opsmate.errors import OpsmateError
+    from opsmate.knowledge.retrieve import open_retriever
 
-    Uses ``opsmate.knowledge.retrieve.open_retriever(settings, index_dir)`` when the
-    knowledge package provides it; any error opening the index means no retriever.
-    """
-    try:
-        retrieve = importlib.import_module("opsmate.knowledge.retrieve")
-    except ImportError:
-        return None
-    opener = getattr(retrieve, "open_retriever", None)
-    if opener is None:
-        return None
     path = settings.resolved_index_dir(index_dir)
     if not path.exists():
         return None
     try:
-        return opener(settings, path)
-    except Exception:
+        return open_retriever(path, settings)
+    except OpsmateError:  # an empty or unreadable index: runbook search is unavailable
         return None
 
 

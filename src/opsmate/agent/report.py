@@ -1,0 +1,252 @@
+"""The diagnosis report (contracts section 3): model, citation repair, Markdown.
+
+Every id in any ``evidence`` list must resolve to an ``evidence`` or ``runbooks``
+entry. :func:`repair` drops unknown ids; a claim left without evidence is dropped
+(facts, hypotheses, next steps, conflicts) or downgraded (a root cause becomes
+null and the status partial). Everything that reaches the report has passed the
+redactor.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from opsmate.agent.evidence import Evidence, RunbookRef
+from opsmate.tools.redact import Redactor, default_redactor
+
+Status = Literal["complete", "partial", "refused", "error"]
+
+
+class Window(BaseModel):
+    from_: str | None = Field(None, alias="from")
+    to: str | None = None
+
+    model_config = {"populate_by_name": True}
+
+
+class ReportConstraints(BaseModel):
+    environment: str | None = None
+    services: list[str] = Field(default_factory=list)
+    window: Window = Field(default_factory=Window)
+
+
+class RootCause(BaseModel):
+    statement: str
+    confidence: float = Field(ge=0.0, le=1.0)
+    evidence: list[str]
+
+
+class ReportHypothesis(BaseModel):
+    statement: str
+    status: Literal["confirmed", "refuted", "open"]
+    evidence: list[str]
+
+
+class ReportFact(BaseModel):
+    statement: str
+    evidence: list[str]
+
+
+class ReportNextStep(BaseModel):
+    action: str
+    kind: Literal["check", "mitigation"]
+    requires_human: bool
+    evidence: list[str]
+
+
+class ReportConflict(BaseModel):
+    statement: str
+    sources: list[str]
+
+
+class BudgetInfo(BaseModel):
+    steps: int = 0
+    max_steps: int = 0
+    tokens: int = 0
+    seconds: float = 0.0
+    stopped_by: str = "done"  # done | max_steps | token_budget | timeout | cancelled
+
+
+class ToolCallInfo(BaseModel):
+    call_id: str
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    status: str
+    rejected_reason: str | None = None
+
+
+class Report(BaseModel):
+    """The report; ``model_dump(by_alias=True, mode="json")`` is the contract's JSON."""
+
+    question: str
+    constraints: ReportConstraints
+    status: Status
+    summary: str
+    root_cause: RootCause | None = None
+    hypotheses: list[ReportHypothesis] = Field(default_factory=list)
+    facts: list[ReportFact] = Field(default_factory=list)
+    evidence: list[Evidence] = Field(default_factory=list)
+    runbooks: list[RunbookRef] = Field(default_factory=list)
+    next_steps: list[ReportNextStep] = Field(default_factory=list)
+    conflicts: list[ReportConflict] = Field(default_factory=list)
+    unfinished: list[str] = Field(default_factory=list)
+    budget: BudgetInfo = Field(default_factory=BudgetInfo)
+    tool_calls: list[ToolCallInfo] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)  # extension: what the engine noticed
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(by_alias=True, mode="json")
+
+    def cited_ids(self) -> set[str]:
+        ids: set[str] = set(self.root_cause.evidence if self.root_cause else [])
+        for group in (self.hypotheses, self.facts, self.next_steps):
+            for item in group:
+                ids.update(item.evidence)
+        for c in self.conflicts:
+            ids.update(c.sources)
+        return ids
+
+    def known_ids(self) -> set[str]:
+        return {e.id for e in self.evidence} | {r.id for r in self.runbooks}
+
+
+def repair(report: Report) -> tuple[Report, list[str]]:
+    """Drop citations of unknown ids and claims left without evidence; say what changed."""
+    known = report.known_ids()
+    changes: list[str] = []
+
+    def keep(ids: list[str], what: str) -> list[str]:
+        good = [i for i in ids if i in known]
+        bad = [i for i in ids if i not in known]
+        if bad:
+            changes.append(f"{what}: dropped unknown evidence id(s) {', '.join(bad)}")
+        return list(dict.fromkeys(good))
+
+    r = report.model_copy(deep=True)
+    if r.root_cause is not None:
+        r.root_cause.evidence = keep(r.root_cause.evidence, "root cause")
+        if not any(i.startswith("E") for i in r.root_cause.evidence):
+            changes.append("root cause: no tool evidence left; downgraded to an open hypothesis")
+            r.hypotheses.insert(
+                0,
+                ReportHypothesis(
+                    statement=r.root_cause.statement, status="open", evidence=r.root_cause.evidence
+                ),
+            )
+            r.root_cause = None
+            if r.status == "complete":
+                r.status = "partial"
+    for h in r.hypotheses:
+        h.evidence = keep(h.evidence, "hypothesis")
+        if h.status == "confirmed" and not any(i.startswith("E") for i in h.evidence):
+            h.status = "open"
+    r.hypotheses = [h for h in r.hypotheses if h.evidence]
+    for f in r.facts:
+        f.evidence = keep(f.evidence, "fact")
+    r.facts = [f for f in r.facts if f.evidence]
+    for s in r.next_steps:
+        s.evidence = keep(s.evidence, "next step")
+    r.next_steps = [s for s in r.next_steps if s.evidence]
+    for c in r.conflicts:
+        c.sources = keep(c.sources, "conflict")
+    r.conflicts = [c for c in r.conflicts if len(c.sources) >= 2]
+    if r.status == "complete" and r.root_cause is None:
+        r.status = "partial"
+    return r, changes
+
+
+def validate_citations(report: Report) -> list[str]:
+    """Ids cited anywhere that do not resolve (empty list: the report is sound)."""
+    return sorted(report.cited_ids() - report.known_ids())
+
+
+def redact_report(
+    report: Report, redactor: Redactor | None = None, *, trusted: bool = False
+) -> Report:
+    """Run every string of the report through the redactor (a last line of defence).
+
+    ``trusted``: the evidence and runbook entries were redacted when they were stored
+    (:meth:`EvidenceStore.clean`), so only the rest is walked again.
+    """
+    red = redactor or default_redactor()
+    data = report.to_json()
+    kept = {k: data.pop(k) for k in ("evidence", "runbooks")} if trusted else {}
+    data, _ = red.redact_obj(data)
+    data.update(kept)
+    return Report.model_validate(data)
+
+
+# ----------------------------------------------------------------------------- Markdown
+
+
+def render_markdown(report: Report) -> str:
+    """The report as Markdown for people (also what the TUI shows)."""
+    out: list[str] = []
+    c = report.constraints
+    out.append(f"# Diagnosis: {report.question}")
+    scope = [f"environment **{c.environment or 'any'}**"]
+    if c.services:
+        scope.append("services " + ", ".join(f"`{s}`" for s in c.services))
+    if c.window.from_ or c.window.to:
+        scope.append(f"window {c.window.from_} .. {c.window.to}")
+    out.append(f"*Status: **{report.status}** · " + " · ".join(scope) + "*")
+    out.append("")
+    out.append(report.summary)
+    if report.root_cause:
+        rc = report.root_cause
+        out += [
+            "",
+            "## Root cause",
+            "",
+            f"{rc.statement}",
+            "",
+            f"Confidence {rc.confidence:.0%} · evidence {', '.join(rc.evidence)}",
+        ]
+    if report.hypotheses:
+        out += ["", "## Hypotheses", ""]
+        for h in report.hypotheses:
+            out.append(f"- **{h.status}** {h.statement} [{', '.join(h.evidence)}]")
+    if report.facts:
+        out += ["", "## Facts", ""]
+        out += [f"- {f.statement} [{', '.join(f.evidence)}]" for f in report.facts]
+    if report.next_steps:
+        out += ["", "## Next steps", ""]
+        for s in report.next_steps:
+            who = " (a person must do this)" if s.requires_human else ""
+            out.append(f"- *{s.kind}*{who}: {s.action} [{', '.join(s.evidence)}]")
+    if report.conflicts:
+        out += ["", "## Conflicting runbooks", ""]
+        out += [f"- {x.statement} [{', '.join(x.sources)}]" for x in report.conflicts]
+    if report.unfinished:
+        out += ["", "## Not checked", ""]
+        out += [f"- {u}" for u in report.unfinished]
+    if report.evidence:
+        out += ["", "## Evidence", ""]
+        for e in report.evidence:
+            flag = "" if e.complete else " (partial)"
+            excerpt = e.excerpt.replace("\n", "\n  > ")
+            out.append(f"- **{e.id}** `{e.tool}` {e.call_id} {e.source_ref}{flag}\n  > {excerpt}")
+    if report.runbooks:
+        out += ["", "## Runbooks", ""]
+        for rb in report.runbooks:
+            path = " › ".join(rb.heading_path)
+            status = f" ({rb.status})" if rb.status and rb.status != "active" else ""
+            out.append(f"- **{rb.id}** `{rb.source}`{status} — {rb.title or ''} › {path}")
+    b = report.budget
+    out += [
+        "",
+        f"*{b.steps}/{b.max_steps} steps · {b.tokens} model tokens · {b.seconds:.2f} s · "
+        f"stopped by {b.stopped_by}*",
+    ]
+    return "\n".join(out) + "\n"
+
+
+def print_report(report: Report, *, file: Any = None) -> None:
+    """Print the Markdown rendering with rich (to ``file`` or stdout)."""
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    console = Console(file=file)
+    console.print(Markdown(render_markdown(report)))

@@ -1,0 +1,346 @@
+"""A multi-turn investigation session: the engine the TUI and ``diagnose`` both drive.
+
+``Session.open(...)`` wires a bundle (or the configured live sources), runbook
+search, the model and the executor; ``ask(question)`` investigates and returns a
+:class:`~opsmate.agent.report.Report`; follow-up questions keep the task state,
+the evidence and the constraints of the first question (the environment never
+widens). ``cancel()`` (from any thread) ends the running ``ask`` with a partial
+report. Sessions are saved as JSON under :func:`opsmate.paths.sessions_dir`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from opsmate import paths
+from opsmate.agent.context import ContextBuilder, Exchange, TurnBudget, tool_catalog
+from opsmate.agent.events import EventSink, Notice, safe_emit
+from opsmate.agent.evidence import Evidence, EvidenceStore, RunbookRef
+from opsmate.agent.intake import detect_environment, detect_identifiers, detect_services, run_intake
+from opsmate.agent.loop import Engine, Investigation, Limits
+from opsmate.agent.planner import Planner
+from opsmate.agent.report import Report
+from opsmate.agent.sources import Sources, open_sources
+from opsmate.agent.state import TaskState
+from opsmate.config import Settings
+from opsmate.errors import InputError
+from opsmate.llm.base import ChatModel, check_model_file, load_model
+from opsmate.tools.base import ToolResult
+
+SESSION_FORMAT = "opsmate-session/v1"
+
+
+class Session:
+    """One investigation over one data source (a bundle or live), with follow-ups."""
+
+    def __init__(
+        self,
+        sources: Sources,
+        *,
+        settings: Settings | None = None,
+        model: ChatModel | None = None,
+        model_spec: str = "none",
+        env: str | None = None,
+        services: list[str] | None = None,
+        since: str | None = None,
+        max_steps: int | None = None,
+        timeout: float | None = None,
+        max_tokens: int | None = None,
+        on_event: EventSink | None = None,
+        session_id: str | None = None,
+    ) -> None:
+        self.settings = settings or Settings()
+        self.sources = sources
+        self.model = model
+        self.model_spec = model_spec
+        self.flags: dict[str, Any] = {"env": env, "services": list(services or []), "since": since}
+        b = self.settings.budget
+        self.limits = Limits(
+            max_steps=max_steps or b.max_steps,
+            max_tokens=max_tokens or b.max_tokens,
+            timeout_s=float(timeout or b.timeout_seconds),
+        )
+        self.on_event = on_event
+        self.id = session_id or datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+        self.state: TaskState | None = None
+        self.reports: list[Report] = []
+        self.exchanges: list[Exchange] = []
+        self._cancel = threading.Event()
+        self._lock = threading.Lock()
+        self.store = EvidenceStore(sources.executor.redactor)
+        builder = None
+        if model is not None:
+            llm = self.settings.llm
+            builder = ContextBuilder(
+                model,
+                tool_catalog(sources.executor.registry.describe()),
+                TurnBudget(n_ctx=llm.n_ctx, answer_tokens=llm.max_answer_tokens),
+            )
+        self.engine = Engine(
+            executor=sources.executor,
+            store=self.store,
+            library=sources.library,
+            retriever=sources.retriever,
+            model=model,
+            builder=builder,
+            recorded=sources.recorded,
+            namespace=sources.namespace,
+            answer_tokens=self.settings.llm.max_answer_tokens,
+        )
+        self.planner: Planner | None = None
+
+    # -- construction ---------------------------------------------------------------------
+    @classmethod
+    def open(
+        cls,
+        *,
+        settings: Settings | None = None,
+        bundle: str | Path | None = None,
+        demo: bool = False,
+        model: str | None = None,
+        index_dir: str | Path | None = None,
+        on_event: EventSink | None = None,
+        **kwargs: Any,
+    ) -> Session:
+        """Wire sources and model from flags and config (raises OpsmateError subclasses)."""
+        settings = settings or Settings()
+        spec = model if model is not None else settings.model
+        check_model_file(spec)  # a bad spec or a missing file fails before anything is opened
+        sources = open_sources(settings, bundle=bundle, demo=demo, index_dir=index_dir)
+        chat = load_model(spec, settings)
+        session = cls(
+            sources,
+            settings=settings,
+            model=chat,
+            model_spec=spec or "none",
+            on_event=on_event,
+            **kwargs,
+        )
+        for note in sources.notes:
+            safe_emit(on_event, Notice("info", note))
+        return session
+
+    # -- asking ------------------------------------------------------------------------------
+    @property
+    def default_question(self) -> str | None:
+        return self.sources.question
+
+    def ask(self, question: str | None = None) -> Report:
+        """Investigate ``question`` (the bundle's question when None); never raises for budgets."""
+        with self._lock:
+            self._cancel.clear()
+            q = (question or self.sources.question or "").strip()
+            if not q:
+                raise InputError(
+                    "no question given and the bundle has none",
+                    hint='e.g. opsmate diagnose "why is checkout failing"',
+                )
+            if self.state is None:
+                self._start(q)
+            else:
+                self._follow_up(q)
+            assert self.state is not None and self.planner is not None
+            inv = Investigation(
+                self.engine,
+                self.state,
+                self.planner,
+                self.exchanges,
+                self.limits,
+                on_event=self.on_event,
+                cancelled=self._cancel,
+            )
+            report = inv.run(q)
+            self.reports.append(report)
+            return report
+
+    def cancel(self) -> None:
+        """Stop the running ``ask`` at the next safe point (thread-safe); it reports partial."""
+        self._cancel.set()
+
+    def close(self) -> None:
+        """Stop any model call still running and release the model (safe to call twice)."""
+        model = getattr(self, "model", None)
+        for name in ("cancel", "close"):
+            fn = getattr(model, name, None)
+            if callable(fn):
+                with contextlib.suppress(Exception):  # closing must never raise at shutdown
+                    fn()
+
+    def _start(self, q: str) -> None:
+        src = self.sources
+        intake = run_intake(
+            q,
+            now=src.now,
+            env=self.flags["env"],
+            services=self.flags["services"],
+            since=self.flags["since"],
+            known_services=src.known_services,
+            known_envs=src.known_envs,
+            bundle_env=src.environment,
+            bundle_window=src.window,
+            default_env=self.settings.default_environment,
+            max_window=max(
+                timedelta(hours=self.settings.tools.max_window_hours),
+                (src.window[1] - src.window[0]) if src.window else timedelta(0),
+            ),
+        )
+        c = intake.constraints
+        c.max_page_size = self.settings.tools.max_page_size
+        env_cfg = self.settings.environment(c.environment) if src.bundle_path is None else None
+        if env_cfg is not None and env_cfg.kubernetes is not None and not c.namespaces:
+            c.namespaces = list(env_cfg.kubernetes.namespaces)
+        src.executor.constraints = c
+        if src.environment and c.environment and src.environment != c.environment:
+            intake.notes.append(
+                f"the bundle was captured in '{src.environment}' but the task is limited to "
+                f"'{c.environment}': the bundle's data is outside the constraint"
+            )
+            safe_emit(self.on_event, Notice("warning", intake.notes[-1]))
+        self.state = TaskState(
+            goal=q,
+            questions=[q],
+            constraints=intake.constraints,
+            identifiers=intake.identifiers,
+            onset=intake.onset,
+            mentioned_nodes=intake.nodes,
+            notes=intake.notes,
+        )
+        self.planner = Planner(
+            self.state, tools=src.executor.registry.names(), recorded=src.recorded
+        )
+
+    def _follow_up(self, q: str) -> None:
+        assert self.state is not None
+        st = self.state
+        st.questions.append(q)
+        asked_env = detect_environment(q, self.sources.known_envs)
+        if asked_env and st.constraints.environment and asked_env != st.constraints.environment:
+            msg = (
+                f"the follow-up mentions environment '{asked_env}', but this session is limited to "
+                f"'{st.constraints.environment}'; the constraint stays"
+            )
+            st.notes.append(msg)
+            safe_emit(self.on_event, Notice("warning", msg))
+        for svc in detect_services(q, self.sources.known_services):
+            if svc not in st.constraints.services:
+                st.constraints.services.append(svc)
+        for ident in detect_identifiers(q, st.constraints.services):
+            if ident not in st.identifiers:
+                st.identifiers.append(ident)
+
+    # -- persistence -------------------------------------------------------------------------
+    def save(self, path: str | Path | None = None) -> Path:
+        """Write the session as JSON (state, evidence, exchanges, reports); return the path."""
+        target = Path(path) if path else paths.sessions_dir() / f"{self.id}.json"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        data = {
+            "format": SESSION_FORMAT,
+            "id": self.id,
+            "saved_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "source": self.sources.describe(),
+            "model": self.model_spec,
+            "flags": self.flags,
+            "state": self.state.model_dump(mode="json") if self.state else None,
+            "evidence": [e.model_dump(mode="json") for e in self.store.evidence],
+            "results": {k: v.model_dump(mode="json") for k, v in self.store.results.items()},
+            "runbooks": [r.model_dump(mode="json") for r in self.store.runbooks],
+            "runbook_text": self.store.runbook_text,
+            "exchanges": [{"action": x.action, "result": x.result} for x in self.exchanges[-20:]],
+            "reports": [r.to_json() for r in self.reports],
+        }
+        tmp = target.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+        tmp.replace(target)
+        return target
+
+    @classmethod
+    def load(
+        cls,
+        path_or_id: str | Path,
+        *,
+        settings: Settings | None = None,
+        model: str | None = None,
+        index_dir: str | Path | None = None,
+        on_event: EventSink | None = None,
+        **kwargs: Any,
+    ) -> Session:
+        """Resume a saved session (re-opening its bundle or the live sources)."""
+        p = Path(path_or_id)
+        if not p.exists():
+            p = paths.sessions_dir() / f"{path_or_id}.json"
+        try:
+            data = json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise InputError(f"{p}: cannot read the saved session: {exc}") from exc
+        if data.get("format") != SESSION_FORMAT:
+            raise InputError(f"{p}: not an opsmate session file")
+        src = data.get("source") or {}
+        flags = data.get("flags") or {}
+        session = cls.open(
+            settings=settings,
+            bundle=src.get("bundle"),
+            model=model or data.get("model"),
+            index_dir=index_dir,
+            on_event=on_event,
+            env=flags.get("env"),
+            services=flags.get("services"),
+            since=flags.get("since"),
+            **kwargs,
+        )
+        session.id = data.get("id") or session.id
+        store = session.store
+        store.evidence = [Evidence.model_validate(e) for e in data.get("evidence") or []]
+        store.results = {
+            k: ToolResult.model_validate(v) for k, v in (data.get("results") or {}).items()
+        }
+        store.runbooks = [RunbookRef.model_validate(r) for r in data.get("runbooks") or []]
+        store.runbook_text = dict(data.get("runbook_text") or {})
+        store._by_source = {r.source: r.id for r in store.runbooks}
+        session.exchanges = [Exchange(**x) for x in data.get("exchanges") or []]
+        session.reports = [Report.model_validate(r) for r in data.get("reports") or []]
+        if data.get("state"):
+            session.state = TaskState.model_validate(data["state"])
+            session.sources.executor.constraints = session.state.constraints
+            session.planner = Planner(
+                session.state,
+                tools=session.sources.executor.registry.names(),
+                recorded=session.sources.recorded,
+            )
+            for rb in store.runbooks:
+                doc = session.sources.library.load(rb.source)
+                if doc is not None:
+                    session.engine.docs[rb.source] = (rb.id, doc)
+        return session
+
+
+def list_sessions() -> list[dict[str, Any]]:
+    """Saved sessions, newest first: id, saved_at, goal, source, status of the last report."""
+    out = []
+    folder = paths.sessions_dir()
+    for f in (
+        sorted(folder.glob("*.json"), key=lambda x: x.stat().st_mtime, reverse=True)
+        if folder.is_dir()
+        else []
+    ):
+        try:
+            data = json.loads(f.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            continue
+        reports = data.get("reports") or []
+        out.append(
+            {
+                "id": data.get("id"),
+                "path": str(f),
+                "saved_at": data.get("saved_at"),
+                "goal": (data.get("state") or {}).get("goal"),
+                "source": data.get("source"),
+                "status": reports[-1].get("status") if reports else None,
+            }
+        )
+    return out

@@ -1,0 +1,235 @@
+"""Where an investigation looks: a bundle (replayed) or the configured live sources.
+
+Builds the executor over the right registry, the runbook search (a bundle's own
+runbooks first, then the configured index when one exists), and what intake needs
+to know (service names, environments, the capture time and window).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from opsmate import paths
+from opsmate.agent.planner import Recorded
+from opsmate.agent.runbooks import RunbookLibrary
+from opsmate.config import Settings
+from opsmate.errors import BundleError, ConfigError, OpsmateError
+from opsmate.knowledge.types import Retriever, SearchHit, SearchMode, SearchResponse
+from opsmate.tools.base import Constraints
+from opsmate.tools.executor import Executor
+from opsmate.tools.redact import Redactor
+
+
+@dataclass
+class Sources:
+    executor: Executor
+    library: RunbookLibrary
+    retriever: Retriever | None = None
+    recorded: list[Recorded] | None = None
+    namespace: str | None = None
+    question: str | None = None
+    environment: str | None = None
+    window: tuple[datetime, datetime] | None = None
+    now: datetime = field(default_factory=lambda: datetime.now(UTC))
+    known_services: list[str] = field(default_factory=list)
+    known_envs: list[str] = field(default_factory=list)
+    bundle_path: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def describe(self) -> dict[str, Any]:
+        return {"bundle": self.bundle_path, "live": self.bundle_path is None}
+
+
+class CombinedRetriever:
+    """Searches several retrievers in order; earlier ones' hits come first (deduplicated)."""
+
+    def __init__(self, parts: list[Retriever]) -> None:
+        self.parts = parts
+
+    def search(
+        self,
+        query: str,
+        *,
+        top_k: int = 5,
+        mode: SearchMode = "hybrid",
+        filters: dict[str, Any] | None = None,
+        include_deprecated: bool = False,
+    ) -> SearchResponse:
+        hits: list[SearchHit] = []
+        seen: set[tuple[str, str]] = set()
+        low = True
+        warnings: list[str] = []
+        for part in self.parts:
+            resp = part.search(
+                query,
+                top_k=top_k,
+                mode=mode,
+                filters=filters,
+                include_deprecated=include_deprecated,
+            )
+            low = low and resp.low_evidence
+            warnings += resp.warnings
+            for h in resp.hits:
+                key = (h.source, h.chunk_id)
+                if key not in seen:
+                    seen.add(key)
+                    hits.append(h.model_copy(update={"rank": len(hits) + 1}))
+        return SearchResponse(
+            query=query,
+            hits=hits[: max(top_k, 1) * len(self.parts)],
+            low_evidence=low,
+            mode=mode,
+            warnings=warnings,
+        )
+
+
+def demo_bundle_path() -> Path:
+    """The first built-in demo bundle (``<demo_dir>/01-*``)."""
+    root = paths.demo_dir()
+    found = sorted(p for p in root.glob("01-*") if p.is_dir()) if root.is_dir() else []
+    if not found:
+        raise BundleError(
+            f"no demo bundle found in {root}",
+            hint="reinstall opsmate; the demo ships with the package",
+        )
+    return found[0]
+
+
+def configured_retriever(settings: Settings, index_dir: str | Path | None) -> Retriever | None:
+    """The configured runbook index, or None when there is none yet."""
+    folder = settings.resolved_index_dir(index_dir)
+    if not folder.is_dir() or not any(folder.iterdir()):
+        return None
+    try:
+        from opsmate.knowledge.retrieve import open_retriever
+
+        return open_retriever(Path(index_dir) if index_dir else None, settings)
+    except OpsmateError:
+        return None
+
+
+def bundle_retriever(
+    runbooks_dir: Path | None, settings: Settings, notes: list[str]
+) -> Retriever | None:
+    if runbooks_dir is None:
+        return None
+    try:
+        from opsmate.knowledge.bundle_index import retriever_for_dir
+    except ModuleNotFoundError as exc:
+        notes.append(f"bundle runbook search is unavailable ({exc.name} missing)")
+        return None
+    try:
+        return retriever_for_dir(runbooks_dir, settings)
+    except OpsmateError as exc:
+        notes.append(f"the bundle's runbooks could not be searched: {exc.message}")
+        return None
+
+
+def open_sources(
+    settings: Settings,
+    *,
+    bundle: str | Path | None = None,
+    demo: bool = False,
+    index_dir: str | Path | None = None,
+) -> Sources:
+    """Sources for a bundle / the demo, or the configured live sources."""
+    notes: list[str] = []
+    redactor = Redactor(settings.tools.redact_patterns)
+    index = configured_retriever(settings, index_dir)
+    if bundle is not None or demo:
+        from opsmate.tools.bundle import load_bundle
+        from opsmate.tools.registry import ToolRegistry
+
+        path = Path(bundle) if bundle is not None else demo_bundle_path()
+        b = load_bundle(path)
+        own = bundle_retriever(b.runbooks_dir, settings, notes)
+        parts = [r for r in (own, index) if r is not None]
+        retriever: Retriever | None = (
+            parts[0] if len(parts) == 1 else (CombinedRetriever(parts) if parts else None)
+        )
+        registry = ToolRegistry(b.tool_specs(retriever=retriever))
+        constraints = Constraints(
+            environment=b.meta.environment,
+            window_from=b.meta.window_from,
+            window_to=b.meta.window_to,
+        )
+        executor = Executor(
+            registry, constraints, config=settings.tools, now=b.meta.captured_at, redactor=redactor
+        )
+        roots = [r for r in [b.runbooks_dir, *settings.runbook_paths()] if r is not None]
+        library = RunbookLibrary(roots)
+        recorded: list[Recorded] = []
+        for q in b.metrics:
+            if all(r.query != q.query for r in recorded):
+                recorded.append(Recorded(q.query, q.type, q.description or ""))
+        return Sources(
+            executor=executor,
+            library=library,
+            retriever=retriever,
+            recorded=recorded,
+            namespace=_single_namespace(b.objects),
+            question=b.question,
+            environment=b.meta.environment,
+            window=(b.meta.window_from, b.meta.window_to),
+            now=b.meta.captured_at,
+            known_services=_services(b, library),
+            known_envs=sorted({b.meta.environment, *settings.environments}),
+            bundle_path=str(Path(b.source).resolve()),
+            notes=notes,
+        )
+    from opsmate.tools.registry import live_registry
+
+    registry = live_registry(settings, retriever=index)
+    if not any(n != "search_runbooks" for n in registry.names()):
+        raise ConfigError(
+            "no live data sources are configured",
+            hint="add environments (prometheus / elasticsearch / kubernetes) to the config, "
+            "or investigate a bundle: opsmate diagnose --demo / --bundle PATH",
+        )
+    if index is None:
+        notes.append(
+            "no runbook index found; run `opsmate index` to let investigations use runbooks"
+        )
+    executor = Executor(registry, Constraints(), config=settings.tools, redactor=redactor)
+    library = RunbookLibrary(settings.runbook_paths())
+    services = sorted(library.services())
+    return Sources(
+        executor=executor,
+        library=library,
+        retriever=index,
+        known_services=services,
+        known_envs=sorted(settings.environments),
+        notes=notes,
+    )
+
+
+def _single_namespace(objects: list[dict[str, Any]]) -> str | None:
+    found = {
+        (o.get("metadata") or {}).get("namespace")
+        for o in objects
+        if o.get("kind") in ("Pod", "Deployment", "Service", "ReplicaSet", "StatefulSet", "Job")
+    }
+    found.discard(None)
+    return next(iter(found)) if len(found) == 1 else None
+
+
+def _services(b: Any, library: RunbookLibrary) -> list[str]:
+    names: set[str] = set()
+    names |= library.services()
+    for o in b.objects:
+        meta = o.get("metadata") or {}
+        if o.get("kind") in ("Deployment", "StatefulSet", "Service", "DaemonSet") and meta.get(
+            "name"
+        ):
+            names.add(str(meta["name"]))
+        labels = meta.get("labels") or {}
+        if labels.get("app"):
+            names.add(str(labels["app"]))
+    for rec in b.logs[:5000]:
+        svc = rec.get("service")
+        if isinstance(svc, str) and svc:
+            names.add(svc)
+    return sorted(names)

@@ -1,0 +1,155 @@
+"""``opsmate diagnose``: a headless investigation that prints the report (contracts §1, §3).
+
+Output: ``--json`` prints only the report JSON on stdout; ``--markdown`` prints
+Markdown; otherwise a rich rendering on a terminal and Markdown when piped.
+Progress goes to stderr (on a terminal). Exit codes: 0 complete, 1 partial or
+refused, 2 usage / config, 3 every data source call failed as unreachable,
+4 internal error, 130 interrupted (the partial report is still printed).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from opsmate.agent.events import Event, Notice, StepPlanned, ToolCallFinished
+from opsmate.agent.report import Report, print_report, render_markdown
+from opsmate.agent.session import Session
+from opsmate.config import load_settings
+from opsmate.errors import ExitCode, OpsmateError, UsageError
+
+
+class InvestigationOutcome(OpsmateError):
+    """The report was printed; this carries the exit code of a partial / failed result."""
+
+    def __init__(self, message: str, code: ExitCode) -> None:
+        super().__init__(message)
+        self.exit_code = code
+
+
+def _progress(event: Event) -> None:
+    if isinstance(event, StepPlanned):
+        sys.stderr.write(
+            f"[{event.step}] {event.tool} {json.dumps(event.args, ensure_ascii=False)[:120]}"
+            f"  ({event.reason[:80]})\n"
+        )
+    elif isinstance(event, ToolCallFinished):
+        ev = f" {event.evidence_id}" if event.evidence_id else ""
+        sys.stderr.write(
+            f"    -> {event.status}{ev} {event.elapsed_ms} ms: {event.summary[:120]}\n"
+        )
+    elif isinstance(event, Notice) and event.level != "info":
+        sys.stderr.write(f"    ! {event.message}\n")
+    sys.stderr.flush()
+
+
+def run_diagnose(
+    *,
+    question: str | None,
+    env: str | None,
+    services: list[str],
+    since: str | None,
+    bundle: Path | None,
+    demo: bool,
+    model: str | None,
+    max_steps: int | None,
+    timeout: float | None,
+    json_out: bool,
+    markdown: bool,
+    index_dir: Path | None,
+    config_path: Path | None,
+) -> None:
+    """Implements ``opsmate diagnose`` (see the module docstring)."""
+    if bundle is not None and demo:
+        raise UsageError("--bundle and --demo are exclusive")
+    settings = load_settings(config_path)
+    if demo and model is None and not _model_configured(settings.model):
+        model = "none"
+    show_progress = sys.stderr.isatty()
+    session = Session.open(
+        settings=settings,
+        bundle=bundle,
+        demo=demo,
+        model=model,
+        index_dir=index_dir,
+        env=env,
+        services=services,
+        since=since,
+        max_steps=max_steps,
+        timeout=timeout,
+        on_event=_progress if show_progress else None,
+    )
+    try:
+        report, interrupted = _run(session, question)
+    finally:
+        session.close()  # no model generation may outlive the command
+    _print(report, json_out=json_out, markdown=markdown)
+    if interrupted:
+        raise InvestigationOutcome("interrupted: partial report printed", ExitCode.INTERRUPTED)
+    code = _exit_code(session, report)
+    if code != ExitCode.OK:
+        raise InvestigationOutcome(
+            f"investigation finished: {report.status} ({report.budget.stopped_by})", code
+        )
+
+
+def _model_configured(spec: str | None) -> bool:
+    return bool(spec) and str(spec).strip().lower() != "none"
+
+
+def _run(session: Session, question: str | None) -> tuple[Report, bool]:
+    """Run ``ask`` in a worker so Ctrl-C cancels it cleanly and still yields the partial report."""
+    box: dict[str, Any] = {}
+    done = threading.Event()  # not Thread.join: an interrupted join can misreport the thread
+
+    def work() -> None:
+        try:
+            box["report"] = session.ask(question)
+        except BaseException as exc:  # re-raised in the caller's thread
+            box["exc"] = exc
+        finally:
+            done.set()
+
+    worker = threading.Thread(target=work, name="opsmate-diagnose", daemon=True)
+    worker.start()
+    interrupted = False
+    while not done.is_set():
+        try:
+            done.wait(0.1)
+        except KeyboardInterrupt:
+            if interrupted:
+                raise  # a second Ctrl-C aborts without waiting for the partial report
+            interrupted = True
+            session.cancel()
+            sys.stderr.write("opsmate: stopping (Ctrl-C again to abort)...\n")
+    if "exc" in box:
+        raise box["exc"]
+    return box["report"], interrupted
+
+
+def _exit_code(session: Session, report: Report) -> ExitCode:
+    calls = session.sources.executor.calls
+    if report.status != "complete" and calls:
+        failed = [c for c in calls if c.status == "error"]
+        if len(failed) == len(calls) and all(
+            c.error and c.error.code == "unreachable" for c in failed
+        ):
+            return ExitCode.UNREACHABLE
+    if report.status == "complete":
+        return ExitCode.OK
+    if report.status == "error" or report.budget.stopped_by == "error":
+        return ExitCode.INTERNAL
+    return ExitCode.PARTIAL
+
+
+def _print(report: Report, *, json_out: bool, markdown: bool) -> None:
+    if json_out:
+        sys.stdout.write(json.dumps(report.to_json(), ensure_ascii=False, indent=2) + "\n")
+    elif markdown or not sys.stdout.isatty():
+        sys.stdout.write(render_markdown(report))
+    else:
+        print_report(report)
+    sys.stdout.flush()

@@ -1,0 +1,93 @@
+"""The planner: no repeated calls, subsumed calls folded, recorded queries, reserved steps."""
+
+from __future__ import annotations
+
+from opsmate.agent.planner import Planner, Recorded, call_key
+from opsmate.agent.state import PendingCheck, TaskState
+from opsmate.tools.base import Constraints
+
+TOOLS = ["query_metrics", "list_pods", "get_events", "log_stats", "rollout_history", "search_logs"]
+
+
+def _state() -> TaskState:
+    return TaskState(
+        goal="g", constraints=Constraints(environment="test", services=["order-service"])
+    )
+
+
+def test_call_key_normalises() -> None:
+    a = call_key("query_metrics", {"query": "sum by (code) (x)", "environment": "test"}, "test")
+    b = call_key("query_metrics", {"query": "sum  by(code)(x)", "type": "range"}, "test")
+    assert a == b
+    assert call_key("rollout_history", {"name": "a", "namespace": "shop"}) == call_key(
+        "rollout_history", {"name": "a"}
+    )
+
+
+def test_identical_calls_are_never_repeated() -> None:
+    st = _state()
+    p = Planner(st, tools=TOOLS)
+    assert p.add(PendingCheck(tool="log_stats", args={"service": "order-service"}))
+    assert not p.add(
+        PendingCheck(tool="log_stats", args={"service": "order-service", "environment": "test"})
+    )
+    first = p.next(10)
+    assert first is not None
+    p.mark_done(first.tool, first.args, True)
+    assert not p.add(PendingCheck(tool="log_stats", args={"service": "order-service"}))
+    assert not p.add(PendingCheck(tool="unknown_tool", args={}))
+
+
+def test_subsumed_calls_fold_into_the_broader_one() -> None:
+    st = _state()
+    p = Planner(st, tools=TOOLS)
+    p.add(
+        PendingCheck(
+            tool="list_pods", args={"namespace": "shop", "label_selector": "app=x"}, priority=10
+        )
+    )
+    p.add(PendingCheck(tool="list_pods", args={"namespace": "shop"}, priority=30, essential=True))
+    assert [(c.args, c.priority, c.essential) for c in st.pending] == [
+        ({"namespace": "shop"}, 10, True)
+    ]
+    p.mark_done("list_pods", {"namespace": "shop"}, True)
+    assert p.is_done("list_pods", {"namespace": "shop", "label_selector": "app=y"})
+    p.mark_done(
+        "get_events", {"namespace": "shop"}, False
+    )  # truncated: does not cover narrower asks
+    assert not p.is_done("get_events", {"namespace": "shop", "name": "x"})
+
+
+def test_recorded_queries_map_or_drop() -> None:
+    st = _state()
+    rec = [
+        Recorded('max by (service) (db_pool_connections_in_use{service="order-service"})', "range"),
+        Recorded('sum(up{job="x"})', "instant"),
+    ]
+    p = Planner(st, tools=TOOLS, recorded=rec)
+    assert p.add(
+        PendingCheck(
+            tool="query_metrics",
+            args={"query": 'sum(db_pool_connections_in_use{service="order-service"})'},
+        )
+    )
+    assert st.pending[0].args["query"] == rec[0].query
+    assert p.add(
+        PendingCheck(tool="query_metrics", args={"query": 'sum ( up{job="x"} )', "type": "range"})
+    )
+    assert st.pending[-1].args["type"] == "instant"  # the type it was recorded with
+    assert not p.add(
+        PendingCheck(tool="query_metrics", args={"query": "rate(unknown_metric_total[5m])"})
+    )
+    assert p.skipped and "unknown_metric_total" in p.skipped[0]
+
+
+def test_steps_are_reserved_for_the_survey() -> None:
+    st = _state()
+    p = Planner(st, tools=TOOLS)
+    for i in range(5):
+        p.add(PendingCheck(tool="search_logs", args={"query": f"t{i}"}, priority=10 + i))
+    p.add(PendingCheck(tool="log_stats", args={}, priority=30, essential=True))
+    p.add(PendingCheck(tool="rollout_history", args={"name": "a"}, priority=31, essential=True))
+    assert p.next(5).tool == "search_logs"  # enough room: the plan's order
+    assert p.next(2).tool == "log_stats"  # two steps left, two essential checks: they go first
