@@ -34,7 +34,13 @@ from typing import TYPE_CHECKING, Any
 from opsmate.errors import ModelError
 from opsmate.llm.base import Usage
 from opsmate.llm.grammar import grammar_parses, schema_to_gbnf
-from opsmate.llm.schema_fit import CHARS_PER_TOKEN, fit_to_schema, generation_schema
+from opsmate.llm.schema_fit import (
+    CHARS_PER_TOKEN,
+    excerpt,
+    fit_to_schema,
+    generation_schema,
+    parse_object,
+)
 
 if TYPE_CHECKING:
     from opsmate.config import LLMConfig, Settings
@@ -249,7 +255,7 @@ class GGUFModel:
                         f"({excerpt(text)})",
                         hint="raise llm.timeout in the config, or use a smaller model",
                     )
-                value = _parse_object(text)
+                value = parse_object(text)
                 if value is not None:
                     return fit_to_schema(value, schema), usage
                 room = self._more_room(room, p_tok)
@@ -407,22 +413,3 @@ def _context_error(name: str, exc: ValueError, n_ctx: int) -> ModelError:
             hint="raise llm.n_ctx in the config (the model must support it)",
         )
     return ModelError(f"{name}: llama.cpp rejected the request: {exc} (n_ctx {n_ctx})")
-
-
-def _parse_object(text: str) -> dict[str, Any] | None:
-    try:
-        value = json.loads(text, strict=False)  # strict=False: tolerate a raw newline in a string
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def excerpt(text: str, limit: int = 240) -> str:
-    """The start and end of a raw model answer, for error messages."""
-    flat = " ".join(text.split())
-    if not flat:
-        return "empty"
-    if len(flat) <= limit:
-        return repr(flat)
-    half = limit // 2
-    return repr(flat[:half] + " ... " + flat[-half:])

@@ -26,7 +26,13 @@ from typing import TYPE_CHECKING, Any
 
 from opsmate.errors import ModelError, SourceUnreachableError
 from opsmate.llm.base import Usage, approx_tokens
-from opsmate.llm.schema_fit import CHARS_PER_TOKEN, fit_to_schema, generation_schema
+from opsmate.llm.schema_fit import (
+    CHARS_PER_TOKEN,
+    excerpt,
+    fit_to_schema,
+    generation_schema,
+    parse_object,
+)
 
 if TYPE_CHECKING:
     import httpx
@@ -126,13 +132,13 @@ class OpenAIModel:
             usage.prompt_tokens += part.prompt_tokens
             usage.completion_tokens += part.completion_tokens
             self.last_usage = usage
-            value = _parse_object(text)
+            value = parse_object(text)
             if value is not None:
                 return fit_to_schema(value, schema), usage
             room *= 2
         raise ModelError(
             f"{self.name} at {self.base_url} gave no complete JSON object in two attempts "
-            f"(finish: {finish or 'unknown'}, raw text: {_excerpt(text)})",
+            f"(finish: {finish or 'unknown'}, raw text: {excerpt(text)})",
             hint="raise llm.max_answer_tokens, or use a model that follows JSON schemas",
         )
 
@@ -156,7 +162,7 @@ class OpenAIModel:
                     continue
                 raise ModelError(
                     f"{self.name} at {self.base_url} rejected the request: "
-                    f"HTTP {rej.status}: {_excerpt(rej.text)}",
+                    f"HTTP {rej.status}: {excerpt(rej.text)}",
                     hint="check the model name after '#' and that the server supports "
                     "chat completions",
                 ) from None
@@ -237,10 +243,10 @@ class OpenAIModel:
                         data = json.loads(event)
                     except ValueError:
                         raise ModelError(
-                            f"{url} streamed an event that is not JSON: {_excerpt(event)}"
+                            f"{url} streamed an event that is not JSON: {excerpt(event)}"
                         ) from None
                     if isinstance(data, dict) and data.get("error"):
-                        raise ModelError(f"{url} reported an error: {_excerpt(str(data['error']))}")
+                        raise ModelError(f"{url} reported an error: {excerpt(str(data['error']))}")
                     if isinstance(data, dict) and isinstance(data.get("usage"), dict):
                         usage_data = {"usage": data["usage"]}
                     for choice in (data.get("choices") or []) if isinstance(data, dict) else []:
@@ -295,16 +301,16 @@ class OpenAIModel:
             )
         if status == 404:
             raise ModelError(
-                f"{url} answered HTTP 404: {_excerpt(text)}",
+                f"{url} answered HTTP 404: {excerpt(text)}",
                 hint=f"is the base URL right (usually ending in /v1) and does the server "
                 f"serve '{self.model}'?",
             )
         if status in (429, 502, 503, 504):
             raise SourceUnreachableError(
-                f"model server at {self.base_url} is unavailable: HTTP {status}: {_excerpt(text)}",
+                f"model server at {self.base_url} is unavailable: HTTP {status}: {excerpt(text)}",
                 hint="try again when the server is less busy",
             )
-        raise ModelError(f"model server at {self.base_url} failed: HTTP {status}: {_excerpt(text)}")
+        raise ModelError(f"model server at {self.base_url} failed: HTTP {status}: {excerpt(text)}")
 
     def _transport_error(self, exc: Exception, url: str) -> SourceUnreachableError:
         import httpx
@@ -374,7 +380,7 @@ def _json_body(resp: httpx.Response, url: str) -> Any:
     except ValueError:
         raise ModelError(
             f"{url} answered HTTP {resp.status_code} with a body that is not JSON: "
-            f"{_excerpt(resp.text)}",
+            f"{excerpt(resp.text)}",
             hint="is this an OpenAI-compatible API (the base URL usually ends in /v1)?",
         ) from None
 
@@ -382,7 +388,7 @@ def _json_body(resp: httpx.Response, url: str) -> Any:
 def _first_choice(data: Any, base_url: str) -> dict[str, Any]:
     choices = data.get("choices") if isinstance(data, dict) else None
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise ModelError(f"{base_url} answered without choices: {_excerpt(json.dumps(data))}")
+        raise ModelError(f"{base_url} answered without choices: {excerpt(json.dumps(data))}")
     return choices[0]
 
 
@@ -392,20 +398,3 @@ def _usage(data: dict[str, Any], messages: list[dict[str, Any]], text: str) -> U
         return Usage(int(raw["prompt_tokens"]), int(raw.get("completion_tokens") or 0))
     prompt = sum(approx_tokens(str(m.get("content", ""))) for m in messages)
     return Usage(prompt, approx_tokens(text))
-
-
-def _parse_object(text: str) -> dict[str, Any] | None:
-    try:
-        value = json.loads(text.strip(), strict=False)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def _excerpt(text: str, limit: int = 240) -> str:
-    flat = " ".join(text.split())
-    if not flat:
-        return "empty"
-    if len(flat) <= limit:
-        return repr(flat)
-    return repr(flat[: limit // 2] + " ... " + flat[-limit // 2 :])

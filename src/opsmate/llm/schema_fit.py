@@ -226,3 +226,25 @@ def _clamp(value: float, node: dict[str, Any]) -> float:
     if integer and isinstance(out, float) and out.is_integer():
         return int(out)
     return out
+
+
+def parse_object(text: str) -> dict[str, Any] | None:
+    """The JSON object in a raw model answer, or None."""
+    try:
+        value = json.loads(
+            text.strip(), strict=False
+        )  # strict=False: tolerate a raw newline in a string
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def excerpt(text: str, limit: int = 240) -> str:
+    """The start and end of a raw model answer, for error messages."""
+    flat = " ".join(text.split())
+    if not flat:
+        return "empty"
+    if len(flat) <= limit:
+        return repr(flat)
+    half = limit // 2
+    return repr(flat[:half] + " ... " + flat[-half:])

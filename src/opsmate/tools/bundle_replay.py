@@ -23,6 +23,7 @@ from opsmate.tools import schemas as s
 from opsmate.tools.base import CallContext, ToolErrorInfo, ToolFailure, ToolOutput
 from opsmate.tools.bundle_load import LoadedData, RecordedQuery
 from opsmate.tools.shaping import (
+    alerts_output,
     metric_ref,
     normalize_promql,
     summarize_prom_data,
@@ -223,16 +224,7 @@ class Replay:
                 )
             alerts = [a for r in recs for a in self._alerts_from_series(r)]
             scope["from"] = "metrics.yaml: " + ", ".join(r.query for r in recs)
-        if args.state:
-            alerts = [a for a in alerts if a["state"] == args.state]
-        alerts.sort(key=lambda a: (a["state"] != "firing", a.get("active_at") or "", a["name"]))
-        refs = sorted({a.pop("_ref") for a in alerts})
-        return ToolOutput(
-            status="success" if alerts else "no_data",
-            data={"alerts": alerts, "count": len(alerts)},
-            scope=scope,
-            source_refs=refs,
-        )
+        return alerts_output(alerts, args.state, scope)
 
     def _alert_from_api(self, a: Mapping[str, Any]) -> dict[str, Any]:
         labels = dict(a.get("labels") or {})

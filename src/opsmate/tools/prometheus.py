@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from opsmate.timeparse import format_time, parse_time
 from opsmate.tools import schemas as s
 from opsmate.tools.base import CallContext, ToolFailure, ToolOutput, ToolSpec, Truncation
-from opsmate.tools.shaping import choose_step, metric_ref, summarize_prom_data
+from opsmate.tools.shaping import alerts_output, choose_step, metric_ref, summarize_prom_data
 
 if TYPE_CHECKING:
     import requests
@@ -317,16 +317,7 @@ class PrometheusTools:
             else:
                 data = cl.get_json("/api/v1/alerts", {}, timeout)
                 alerts = [_alert_view(a) for a in data["alerts"]]
-                if args.state:
-                    alerts = [a for a in alerts if a["state"] == args.state]
-            alerts.sort(key=lambda a: (a["state"] != "firing", a.get("active_at") or "", a["name"]))
-            refs = sorted({a.pop("_ref") for a in alerts})
-            return ToolOutput(
-                status="success" if alerts else "no_data",
-                data={"alerts": alerts, "count": len(alerts)},
-                scope=scope,
-                source_refs=refs,
-            )
+            return alerts_output(alerts, args.state, scope)
 
         return self._run(env, run)
 

@@ -20,6 +20,7 @@ from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 from opsmate.timeparse import format_time, parse_time
+from opsmate.tools.base import ToolOutput
 from opsmate.tools.shaping_k8s import (
     event_summary,
     k8s_ref,
@@ -463,3 +464,20 @@ def record_ref(service: str | None, record_id: str | int) -> str:
     """The source reference of one log record: ``log://<service>/<id>``."""
     svc = (service or "unknown").strip() or "unknown"
     return f"log://{svc}/{record_id}"
+
+
+def alerts_output(
+    alerts: list[dict[str, Any]], state: str | None, scope: dict[str, Any]
+) -> ToolOutput:
+    """The ``list_alerts`` answer, live or replayed: filtered by ``state``, firing first,
+    each alert's ``_ref`` moved into ``source_refs``."""
+    if state:
+        alerts = [a for a in alerts if a["state"] == state]
+    alerts.sort(key=lambda a: (a["state"] != "firing", a.get("active_at") or "", a["name"]))
+    refs = sorted({a.pop("_ref") for a in alerts})
+    return ToolOutput(
+        status="success" if alerts else "no_data",
+        data={"alerts": alerts, "count": len(alerts)},
+        scope=scope,
+        source_refs=refs,
+    )
