@@ -1,0 +1,1 @@
+"""Screens of the TUI: the main screen and its modal dialogs."""

@@ -1,0 +1,1 @@
+"""Widgets of the TUI (display only: the app's message handlers drive them)."""
