@@ -44,6 +44,7 @@ class ToolCallFinished:
     summary: str  # one line for a transcript
     evidence_id: str | None = None
     rejected_reason: str | None = None
+    error_code: str | None = None  # timeout | unreachable | auth | forbidden_scope | ...
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,11 @@ class StateChanged:
     facts: int = 0
     hypotheses: int = 0
     pending: int = 0
+    # budget used so far in this ask (steps, model tokens, seconds)
+    steps: int = 0
+    max_steps: int = 0
+    tokens: int = 0
+    seconds: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -118,6 +119,7 @@ class Investigation:
     # -- public ------------------------------------------------------------------------
     def run(self, question: str) -> Report:
         started = time.monotonic()
+        self._started = started
         deadline = started + self.limits.timeout_s
         self.e.executor.deadline = deadline
         stopped_by = "done"
@@ -199,7 +201,7 @@ class Investigation:
             max_tokens=self.e.answer_tokens,
             deadline=deadline,
             cancelled=self.cancelled,
-            on_token=lambda t: safe_emit(self.on_event, ModelToken(t, "next_action")),
+            on_token=self._token_sink("next_action"),
         )
         self.tokens += answer.usage.total
         if answer.error in ("timeout", "cancelled"):
@@ -306,6 +308,7 @@ class Investigation:
                 self.e.store.clean(line, 200),
                 eid,
                 rejected,
+                result.error.code if result.error else None,
             ),
         )
         self._state_changed()
@@ -322,6 +325,7 @@ class Investigation:
         docs = self.rb.doc_list()
         an = analyse(self.state, self.e.store, docs)
         self.state.hypotheses = an.hypotheses
+        self._state_changed()  # hypotheses are settled here
         narrative = None
         if self.e.model is not None and stopped_by not in (
             "cancelled",
@@ -372,7 +376,7 @@ class Investigation:
             max_tokens=self.e.answer_tokens,
             deadline=time.monotonic() + remaining,
             cancelled=self.cancelled,
-            on_token=lambda t: safe_emit(self.on_event, ModelToken(t, "narrative")),
+            on_token=self._token_sink("narrative"),
         )
         self.tokens += answer.usage.total
         if answer.value is None:
@@ -387,6 +391,26 @@ class Investigation:
 
     def _state_changed(self) -> None:
         s = self.state
+        started = getattr(self, "_started", None)
         safe_emit(
-            self.on_event, StateChanged(s.render(), len(s.facts), len(s.hypotheses), len(s.pending))
+            self.on_event,
+            StateChanged(
+                s.render(),
+                len(s.facts),
+                len(s.hypotheses),
+                len(s.pending),
+                steps=self.steps,
+                max_steps=self.limits.max_steps,
+                tokens=self.tokens,
+                seconds=round(time.monotonic() - started, 3) if started is not None else 0.0,
+            ),
         )
+
+    def _token_sink(self, purpose: str) -> Callable[[str], None]:
+        """Forward streamed model text as ModelToken events until the ask is cancelled."""
+
+        def sink(text: str) -> None:
+            if not self.cancelled.is_set():
+                safe_emit(self.on_event, ModelToken(text, purpose))
+
+        return sink
