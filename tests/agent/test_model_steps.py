@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 from opsmate.agent.context import ContextBuilder, Exchange, TurnBudget, fence, tool_catalog
@@ -66,5 +67,34 @@ def test_context_builder_keeps_constraints_and_fits(tmp_path: Path) -> None:
     exchanges = [Exchange(action="{}", result=fence("id=E1", "y" * 5000)) for _ in range(10)]
     messages, tokens = builder.build(state, exchanges, "choose the next call")
     assert tokens <= 1300
-    assert messages[0]["role"] == "system" and "environment: test ONLY" in messages[1]["content"]
-    assert messages[-1]["content"] == "choose the next call"
+    assert messages[0]["role"] == "system"
+    assert "environment: test ONLY" in messages[-1]["content"]
+    assert messages[-1]["content"].endswith("choose the next call")
+
+
+def test_prompt_grows_append_only_so_the_prefix_is_reused() -> None:
+    """Each turn's prompt, up to its last message, is the previous turn's plus one
+    exchange, until the window is re-anchored; then it keeps the newest exchanges."""
+    state = TaskState(goal="why", constraints=Constraints(environment="test"))
+    builder = ContextBuilder(
+        None, tool_catalog(_describe()), TurnBudget(n_ctx=8192, answer_tokens=200, window=4)
+    )
+    exchanges: list[Exchange] = []
+    prompts = []
+    for i in range(7):
+        exchanges.append(Exchange(action=f'{{"step": {i}}}', result=fence(f"E{i}", "data")))
+        messages, _ = builder.build(state, exchanges, "next?")
+        prompts.append(messages)
+    for before, after in itertools.pairwise(prompts[:4]):
+        assert after[: len(before) - 1] == before[:-1]  # all but the last message is a prefix
+        assert len(after) == len(before) + 2
+    # the 5th exchange overflows the window of 4: re-anchored on the newest 3
+    assert len(prompts[4]) == 1 + 2 * 3 + 1
+    assert prompts[4][1]["content"] == '{"step": 2}'
+    assert prompts[5][: len(prompts[4]) - 1] == prompts[4][:-1]
+    # the 7th overflows again: re-anchored on steps 4-6
+    assert prompts[6][1]["content"] == '{"step": 4}'
+    # trimming the engine's exchange list does not move the anchor
+    del exchanges[:2]
+    messages, _ = builder.build(state, exchanges, "next?")
+    assert messages == prompts[6]

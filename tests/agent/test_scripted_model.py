@@ -96,7 +96,7 @@ def test_scripted_model_drives_steps_and_the_executor_decides(
     # prompts: stable prefix first, the state with the constraint, data fenced
     prompts = session.model.prompts  # type: ignore[attr-defined]
     assert len({p[0]["content"] for p in prompts}) == 1  # the system + tools prefix never changes
-    assert all("environment: test ONLY" in p[1]["content"] for p in prompts)
+    assert all("environment: test ONLY" in p[-1]["content"] for p in prompts)
     assert any("<<<DATA" in m["content"] for p in prompts for m in p)
 
 

@@ -83,7 +83,7 @@ def test_two_hundred_turns_keep_the_constraint_and_the_budget(
     assert max(builder.sizes) <= limit
     for prompt in session.model.prompts:  # type: ignore[attr-defined]
         assert sum(approx_tokens(m["content"]) + 4 for m in prompt) <= limit
-        assert "environment: test ONLY" in prompt[1]["content"]
+        assert "environment: test ONLY" in prompt[-1]["content"]
     assert any("limited to 'test'" in n for n in notices)  # the prod follow-ups were answered
 
 

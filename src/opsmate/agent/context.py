@@ -1,11 +1,14 @@
 """Each model turn, assembled under a token budget.
 
-Order: fixed instructions and the tool list first (a stable prefix, so llama.cpp
-reuses its cache from one step to the next), then the rendered task state, then the
-most recent exchanges, newest kept first, then the request; room for the answer is
-reserved. Tool output is fenced and labelled as data; nothing inside a fence can
-close it. Old exchanges are dropped before the state is shortened, and the goal and
-constraints are never dropped.
+Order: fixed instructions and the tool list first, then the exchanges since the
+window's anchor (append-only: each step adds one at the end), then the rendered
+task state and the request in the last message; room for the answer is reserved.
+Everything before the last message is identical to the previous turn's prompt plus
+one new exchange, so llama.cpp reuses its evaluated prefix from one step to the
+next; the window is re-anchored (keeping the newest exchanges) only when it grows
+past ``TurnBudget.window`` exchanges or out of room. Tool output is fenced and
+labelled as data; nothing inside a fence can close it. Old exchanges are dropped
+before the state is shortened, and the goal and constraints are never dropped.
 """
 
 from __future__ import annotations
@@ -95,7 +98,8 @@ class TurnBudget:
     n_ctx: int = 8192
     answer_tokens: int = 512
     exchange_tokens: int = 400  # a single exchange's result is cut to this
-    history: int = 3  # at most this many recent exchanges
+    history: int = 3  # exchanges kept when the window is re-anchored
+    window: int = 8  # most exchanges in the window before it is re-anchored
 
     @property
     def prompt_tokens(self) -> int:
@@ -110,6 +114,7 @@ class ContextBuilder:
     tools_text: str
     budget: TurnBudget = field(default_factory=TurnBudget)
     sizes: list[int] = field(default_factory=list)  # prompt tokens of every turn built
+    _anchor: Exchange | None = field(default=None, repr=False)  # first exchange of the window
 
     def tokens(self, text: str) -> int:
         return count_tokens(self.model, text)
@@ -142,29 +147,42 @@ class ContextBuilder:
                 + state.render_constraints()
             )
         used = self.tokens(rendered) + 8
+        window = self._window(exchanges)
+        costs = [self._cost(ex) for ex in window]
+        if len(window) > self.budget.window or used + sum(costs) > room:
+            window = exchanges[-self.budget.history :] if self.budget.history else []
+            costs = [self._cost(ex) for ex in window]
+        while window and used + sum(costs) > room:
+            window, costs = window[1:], costs[1:]
+        self._anchor = window[0] if window else None
         history: list[dict[str, str]] = []
-        for ex in reversed(exchanges[-self.budget.history :]):
-            result = _cut(ex.result, self.budget.exchange_tokens * 4)
-            cost = self.tokens(ex.action) + self.tokens(result) + 8
-            if used + cost > room:
-                break
-            history[:0] = [
+        for ex in window:
+            history += [
                 {"role": "assistant", "content": ex.action},
-                {"role": "user", "content": result},
+                {"role": "user", "content": self._result(ex)},
             ]
-            used += cost
-        messages = [
-            {"role": "system", "content": system},
-            {"role": "user", "content": "TASK STATE\n" + rendered},
-            *history,
-            {"role": "user", "content": request},
-        ]
+        last = {"role": "user", "content": "TASK STATE\n" + rendered + "\n\n" + request}
+        messages = [{"role": "system", "content": system}, *history, last]
         total = sum(self.tokens(m["content"]) + 4 for m in messages)
-        while total > limit and len(messages) > 3:  # estimates disagreed: drop the oldest exchange
-            del messages[2 : 4 if len(messages) > 4 else 3]
+        while total > limit and len(messages) > 2:  # estimates disagreed: drop the oldest exchange
+            del messages[1 : 3 if len(messages) > 3 else 2]
             total = sum(self.tokens(m["content"]) + 4 for m in messages)
         self.sizes.append(total)
         return messages, total
+
+    def _window(self, exchanges: list[Exchange]) -> list[Exchange]:
+        """Exchanges from the anchor on (identity, so trimming the list cannot shift it)."""
+        if self._anchor is not None:
+            for i, ex in enumerate(exchanges):
+                if ex is self._anchor:
+                    return exchanges[i:]
+        return exchanges[-self.budget.history :] if self.budget.history else []
+
+    def _result(self, ex: Exchange) -> str:
+        return _cut(ex.result, self.budget.exchange_tokens * 4)
+
+    def _cost(self, ex: Exchange) -> int:
+        return self.tokens(ex.action) + self.tokens(self._result(ex)) + 8
 
 
 def _cut(text: str, chars: int) -> str:
