@@ -27,8 +27,11 @@ def test_next_action_schema_constrains_tools_and_args() -> None:
     assert validate({"action": "call_tool", "tool": "kubectl", "args": {}, "reason": "r"}, schema)
     assert validate({**ok, "args": {"bogus": 1}}, schema)  # per-tool argument schema
     assert validate({"action": "finish", "reason": "done"}, schema) is None
-    # the recorded-query enum (quotes inside) is left out of the grammar, not out of the prompt
-    assert not any('"' in v for v in _enum_strings(schema))
+    # a bundle's recorded PromQL (quotes inside) constrains the query argument: the model
+    # can only pick a recorded query (llm/grammar.py escapes such literals for llama.cpp)
+    recorded = set(load_bundle(MINI).recorded_queries())
+    assert recorded and recorded <= set(_enum_strings(schema))
+    assert any('"' in q for q in recorded)
     assert "cart-service" in tool_catalog(_describe())
     # citations: strict for generation, lenient when checking (bad ids are repaired later)
     cited = {**ok, "facts": [{"statement": "s", "evidence": ["E99"]}]}

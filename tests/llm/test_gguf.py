@@ -294,3 +294,22 @@ def test_schema_the_grammar_cannot_express_still_gives_a_json_object(
     assert not grammar_parses(tiny._shared.llama, 'root ::= "a" broken ::=')
     out, err = capfd.readouterr()
     assert "error parsing grammar" not in err and out == ""
+
+
+def test_engine_next_action_grammar_with_recorded_queries_parses() -> None:
+    """The engine's next-action schema keeps a bundle's recorded PromQL as an enum; its
+    GBNF must be accepted by llama.cpp's own parser (no fallback to 'any object')."""
+    from llama_cpp import Llama
+
+    from opsmate.agent.model_steps import next_action_schema
+    from opsmate.llm.grammar import grammar_parses, schema_to_gbnf
+    from opsmate.paths import demo_dir
+    from opsmate.tools.bundle import load_bundle
+    from opsmate.tools.registry import ToolRegistry
+
+    bundle = load_bundle(demo_dir() / "01-pool-exhaustion")
+    schema = next_action_schema(ToolRegistry(bundle.tool_specs()).describe(), ["E1"])
+    path = tiny_model_path()
+    assert path is not None
+    llama = Llama(model_path=str(path), n_ctx=256, verbose=False)
+    assert grammar_parses(llama, schema_to_gbnf(schema))

@@ -17,32 +17,8 @@ from typing import Any
 from opsmate.llm.base import ChatModel, Usage
 
 
-def grammar_safe(schema: Any) -> Any:
-    """Drop ``enum`` lists whose strings hold quotes or backslashes (e.g. recorded PromQL).
-
-    llama.cpp's JSON-schema-to-grammar converter fails on such literals. The values stay
-    in the prompt's tool list, and the executor still checks every call (an unrecorded
-    query is answered ``not_available`` with the recorded ones).
-    """
-    if isinstance(schema, dict):
-        out: dict[str, Any] = {}
-        for k, v in schema.items():
-            if (
-                k == "enum"
-                and isinstance(v, list)
-                and any(isinstance(x, str) and ('"' in x or "\\" in x) for x in v)
-            ):
-                continue
-            out[k] = grammar_safe(v)
-        return out
-    if isinstance(schema, list):
-        return [grammar_safe(v) for v in schema]
-    return schema
-
-
 def next_action_schema(describe: list[dict[str, Any]], ids: list[str]) -> dict[str, Any]:
     """``{"action": "call_tool"|"finish", "tool", "args", "reason", "facts"}``, args per tool."""
-    describe = grammar_safe(describe)
     names = [t["name"] for t in describe]
     facts = {
         "type": "array",

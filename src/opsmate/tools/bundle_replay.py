@@ -30,7 +30,6 @@ from opsmate.tools.shaping import (
 )
 
 # kept importable from here for existing callers; the shared definition is in shaping
-from opsmate.tools.shaping import parse_terms as parse_terms
 
 MAX_POINTS = 20  # raw samples kept per series in a replayed metrics answer
 
