@@ -76,8 +76,8 @@ def test_partial_is_exit_1_with_the_report_printed() -> None:
     assert "partial" in proc.stderr
 
 
-def test_timeout_with_a_slow_scripted_model(tmp_path: Path) -> None:
-    script = tmp_path / "slow.yaml"
+def _write_slow_script(script: Path) -> None:
+    """A scripted model that takes 60 s to answer its first (and only) reply."""
     script.write_text(
         yaml.safe_dump(
             {
@@ -89,6 +89,11 @@ def test_timeout_with_a_slow_scripted_model(tmp_path: Path) -> None:
         ),
         encoding="utf-8",
     )
+
+
+def test_timeout_with_a_slow_scripted_model(tmp_path: Path) -> None:
+    script = tmp_path / "slow.yaml"
+    _write_slow_script(script)
     started = time.monotonic()
     proc = run(
         "diagnose",
@@ -159,17 +164,7 @@ def test_ctrl_c_prints_a_partial_report_and_exits_130(tmp_path: Path) -> None:
     import signal
 
     script = tmp_path / "slow.yaml"
-    script.write_text(
-        yaml.safe_dump(
-            {
-                "delay": 60,
-                "replies": [
-                    {"action": "call_tool", "tool": "list_alerts", "args": {}, "reason": "slow"}
-                ],
-            }
-        ),
-        encoding="utf-8",
-    )
+    _write_slow_script(script)
     proc = subprocess.Popen(
         [
             str(OPSMATE),

@@ -26,13 +26,13 @@ import contextlib
 import fnmatch
 import json
 import re
-import threading
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from http_fixture import LoopbackServer
 
 CONTENT_TYPE = "application/vnd.elasticsearch+json;compatible-with=9"
 MAPPING = {
@@ -272,7 +272,7 @@ def _cmp(a: Any, b: Any) -> int:
     return (a > b) - (a < b)
 
 
-class ESFixture:
+class ESFixture(LoopbackServer):
     """The server. ``indices`` maps index name → documents (``_id`` key optional)."""
 
     def __init__(
@@ -288,39 +288,15 @@ class ESFixture:
         self.mode = "ok"
         self.delay = 3.0
         self.requests: list[dict[str, Any]] = []
-        fixture = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True  # no 40 ms delayed-ACK stall per answer
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-            def _handle(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length) if length else b""
-                status, body, headers = fixture.handle(
-                    self.command, self.path, raw, dict(self.headers.items())
-                )
-                self.send_response(status)
-                for k, v in headers.items():
-                    self.send_header(k, v)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                with contextlib.suppress(OSError):
-                    self.wfile.write(body)
-
-            do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = _handle
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self._thread = threading.Thread(
-            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
+        self._serve()
 
     # -- HTTP --------------------------------------------------------------------------
+    def respond(
+        self, method: str, target: str, headers: dict[str, str], body: bytes
+    ) -> tuple[int, dict[str, str], bytes]:
+        status, payload, out_headers = self.handle(method, target, body, headers)
+        return status, out_headers, payload
+
     def handle(
         self, method: str, target: str, raw: bytes, headers: dict[str, str]
     ) -> tuple[int, bytes, dict[str, str]]:
@@ -535,14 +511,6 @@ class ESFixture:
             for k, v in src.items()
             if any(k == i or fnmatch.fnmatch(k, i) or i.startswith(k + ".") for i in includes)
         }
-
-    def __enter__(self) -> ESFixture:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 # --------------------------------------------------------------------------- fixture data

@@ -19,17 +19,16 @@ Fault modes (``fixture.mode``): ``forbidden`` (403, an RBAC denial), ``unauthori
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import json
 import re
-import threading
 import time
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from http_fixture import LoopbackServer
 
 FIELDS = {
     "pods": {"metadata.name", "metadata.namespace", "spec.nodeName", "status.phase"},
@@ -143,7 +142,7 @@ def field_match(obj: dict[str, Any], selector: str, resource: str) -> bool:
 # --------------------------------------------------------------------------- server
 
 
-class K8sFixture:
+class K8sFixture(LoopbackServer):
     """The server over ``objects`` (API-shaped dicts with kind) and pod ``logs``.
 
     ``logs`` maps ``(namespace, pod, container)`` to ``[(time, line), ...]``.
@@ -159,36 +158,14 @@ class K8sFixture:
         self.mode = "ok"
         self.delay = 3.0
         self.requests: list[dict[str, Any]] = []
-        fixture = self
+        self._serve()
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True  # no 40 ms delayed-ACK stall per answer
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-            def _handle(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                if length:
-                    self.rfile.read(length)
-                headers = {k.lower(): v for k, v in self.headers.items()}
-                code, ctype, body = fixture.handle(self.command, self.path, headers)
-                self.send_response(code)
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                with contextlib.suppress(OSError):
-                    self.wfile.write(body)
-
-            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _handle
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self._thread = threading.Thread(
-            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
+    def respond(
+        self, method: str, target: str, headers: dict[str, str], body: bytes
+    ) -> tuple[int, dict[str, str], bytes]:
+        lowered = {k.lower(): v for k, v in headers.items()}
+        code, ctype, payload = self.handle(method, target, lowered)
+        return code, {"Content-Type": ctype}, payload
 
     def methods(self) -> set[str]:
         return {r["method"] for r in self.requests}
@@ -323,14 +300,6 @@ class K8sFixture:
         if q.get("tailLines"):
             lines = lines[-int(q["tailLines"]) :] if int(q["tailLines"]) else []
         return "".join(ln + "\n" for _, ln in lines)
-
-    def __enter__(self) -> K8sFixture:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 def write_kubeconfig(

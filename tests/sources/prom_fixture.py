@@ -21,17 +21,16 @@ import json
 import shutil
 import socket
 import subprocess
-import threading
 import time
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+from http_fixture import LoopbackServer
 
 DATA = Path(__file__).parent / "data"
 PROMETHEUS = "/usr/bin/prometheus"
@@ -229,7 +228,7 @@ def enormous_matrix(series: int = 1500, points: int = 30) -> dict[str, Any]:
     return {"status": "success", "data": {"resultType": "matrix", "result": result}}
 
 
-class FaultServer:
+class FaultServer(LoopbackServer):
     """A protocol fixture that answers every Prometheus API path with one fault.
 
     Modes: ``ok`` (an empty success), ``unauthorized`` (401), ``forbidden`` (403),
@@ -244,30 +243,14 @@ class FaultServer:
         self.delay = delay
         self.requests: list[tuple[str, dict[str, str]]] = []
         self._enormous: bytes | None = None
-        fixture = self
+        self._serve()
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-            def do_GET(self) -> None:
-                fixture.requests.append((self.path, dict(self.headers.items())))
-                status, body = fixture.answer(self.path)
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                with contextlib.suppress(OSError):
-                    self.wfile.write(body)
-
-            do_POST = do_GET
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self._thread = threading.Thread(
-            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
+    def respond(
+        self, method: str, target: str, headers: dict[str, str], body: bytes
+    ) -> tuple[int, dict[str, str], bytes]:
+        self.requests.append((target, headers))
+        status, payload = self.answer(target)
+        return status, {"Content-Type": "application/json"}, payload
 
     def answer(self, path: str) -> tuple[int, bytes]:
         mode = self.mode
@@ -291,14 +274,6 @@ class FaultServer:
         if "/api/v1/alerts" in path:
             return 200, b'{"status":"success","data":{"alerts":[]}}'
         return 200, b'{"status":"success","data":{"resultType":"matrix","result":[]}}'
-
-    def __enter__(self) -> FaultServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 if __name__ == "__main__":
