@@ -461,3 +461,16 @@ def test_not_available_answers_pass_through(audit_path: Path) -> None:
     )
     assert r.status == "no_data" and r.error and r.error.code == "not_available"
     assert r.data["recorded_queries"] == ["up"]
+
+
+def test_http_status_codes_map_to_envelope_codes() -> None:
+    from opsmate.tools.base import http_status_code
+
+    assert http_status_code(401) == ("auth", False)
+    assert http_status_code(403) == ("auth", False)
+    assert http_status_code(400) == ("bad_request", False)
+    assert http_status_code(422) == ("bad_request", False)
+    assert http_status_code(404) == ("not_found", False)
+    assert http_status_code(429) == ("server_error", True)
+    assert http_status_code(503) == ("server_error", True)
+    assert http_status_code(418) == ("bad_response", False)

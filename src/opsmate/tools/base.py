@@ -81,6 +81,21 @@ class ToolFailure(Exception):
         self.retryable = retryable
 
 
+def http_status_code(status: int) -> tuple[str, bool]:
+    """The envelope error code for an HTTP error status of a data source, and whether a
+    retry may help: 401/403 auth, 400/422 bad_request, 404 not_found, 429 and 5xx
+    server_error (retryable), anything else bad_response."""
+    if status in (401, 403):
+        return "auth", False
+    if status in (400, 422):
+        return "bad_request", False
+    if status == 404:
+        return "not_found", False
+    if status == 429 or status >= 500:
+        return "server_error", True
+    return "bad_response", False
+
+
 class ToolOutput(BaseModel):
     """What a tool implementation returns; the executor adds the rest of the envelope."""
 

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from opsmate.tools import schemas as s
-from opsmate.tools.base import CallContext, ToolFailure, ToolOutput, ToolSpec
+from opsmate.tools.base import CallContext, ToolFailure, ToolOutput, ToolSpec, http_status_code
 from opsmate.tools.shaping import (
     event_summary,
     k8s_ref,
@@ -155,10 +155,7 @@ def _failure(exc: BaseException, where: str) -> ToolFailure:
                 f"the API server ({where}) refused: HTTP {status}: {detail}; check the "
                 "kubeconfig credentials and that the user may get/list this resource (RBAC)",
             )
-        code = {400: "bad_request", 422: "bad_request", 404: "not_found"}.get(status)
-        if code is None:
-            code = "server_error" if status == 429 or status >= 500 else "bad_response"
-        retry = code == "server_error"
+        code, retry = http_status_code(status)
         return ToolFailure(code, f"{where}: HTTP {status}: {detail}", retryable=retry)
     if isinstance(exc, urllib3.exceptions.MaxRetryError) and exc.reason is not None:
         exc = exc.reason

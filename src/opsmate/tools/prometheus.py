@@ -25,7 +25,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from opsmate.timeparse import format_time, parse_time
 from opsmate.tools import schemas as s
-from opsmate.tools.base import CallContext, ToolFailure, ToolOutput, ToolSpec, Truncation
+from opsmate.tools.base import (
+    CallContext,
+    ToolFailure,
+    ToolOutput,
+    ToolSpec,
+    Truncation,
+    http_status_code,
+)
 from opsmate.tools.shaping import alerts_output, choose_step, metric_ref, summarize_prom_data
 
 if TYPE_CHECKING:
@@ -66,12 +73,8 @@ def _status_failure(status: int, detail: str, url: str) -> ToolFailure:
             f"Prometheus at {url} refused the credentials (HTTP {status}): {detail}; set a "
             "token with `opsmate auth set prometheus` or OPSMATE_PROMETHEUS_TOKEN",
         )
-    code = {400: "bad_request", 422: "bad_request", 404: "not_found"}.get(status)
-    if code is None:
-        code = "server_error" if status == 429 or status >= 500 else "bad_response"
-    return ToolFailure(
-        code, f"Prometheus at {url}: HTTP {status}: {detail}", retryable=code == "server_error"
-    )
+    code, retry = http_status_code(status)
+    return ToolFailure(code, f"Prometheus at {url}: HTTP {status}: {detail}", retryable=retry)
 
 
 def _error_detail(body: bytes | str) -> str:
