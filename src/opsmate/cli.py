@@ -146,6 +146,12 @@ def search(
     include_deprecated: Annotated[
         bool, typer.Option("--include-deprecated", help="Also return deprecated runbooks.")
     ] = False,
+    explain: Annotated[
+        bool,
+        typer.Option(
+            "--explain", help="Show how the query was understood and why each hit ranked there."
+        ),
+    ] = False,
     json_out: JsonOpt = False,
     config: ConfigOpt = None,
 ) -> None:
@@ -165,6 +171,7 @@ def search(
         include_deprecated=include_deprecated,
         json_out=json_out,
         config_path=_config(ctx, config),
+        explain=explain,
     )
 
 
@@ -348,9 +355,15 @@ def auth_delete(
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point: maps errors to the contract's exit codes."""
+    """Console-script entry point: maps errors to the contract's exit codes.
+
+    ``opsmate`` with no arguments prints the help on stdout (exit 0), as ``--help`` does.
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args:
+        args = ["--help"]
     try:
-        rc = app(args=argv, standalone_mode=False)
+        rc = app(args=args, standalone_mode=False)
     except OpsmateError as exc:
         _print_error(str(exc))
         sys.exit(int(exc.exit_code))
@@ -376,4 +389,6 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _print_error(message: str) -> None:
-    sys.stderr.write(f"opsmate: error: {message}\n")
+    from opsmate.tools.redact import clean
+
+    sys.stderr.write(f"opsmate: error: {clean(message)}\n")  # it may echo bundle or config text

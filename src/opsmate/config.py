@@ -1,25 +1,38 @@
 """Configuration: YAML file + ``OPSMATE_`` environment variables (``__`` between levels).
 
 Found at ``--config``, ``OPSMATE_CONFIG``, or ``<user config dir>/config.yaml``.
-Unknown keys are an error naming the key. Credentials never live here: they come
-from the keyring or environment variables (see :mod:`opsmate.credentials`).
+Unknown keys are an error naming the key; so is a value out of range (a zero or
+negative budget, time-out or page size) and an ``OPSMATE_`` variable that is not
+valid JSON where a list or mapping is expected (the error names the variable). The
+file must be a regular file of at most :data:`MAX_CONFIG_BYTES`, nested at most
+:data:`MAX_CONFIG_DEPTH` levels. Credentials never live here: they come from the
+keyring or environment variables (see :mod:`opsmate.credentials`).
 """
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
+    SettingsError,
 )
 
 from opsmate import paths
 from opsmate.errors import ConfigError
+
+MAX_CONFIG_BYTES = 1 << 20  # a config file is a few kB; /dev/zero is not one
+MAX_CONFIG_DEPTH = 32
+
+# values that must be positive (a zero or negative budget or time-out is a mistake)
+Seconds = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+Count = Annotated[int, Field(ge=1)]
 
 
 class _Strict(BaseModel):
@@ -28,14 +41,14 @@ class _Strict(BaseModel):
 
 class PrometheusSource(_Strict):
     url: str
-    timeout: float = 15.0
+    timeout: Seconds = 15.0
     verify_tls: bool = True
 
 
 class ElasticsearchSource(_Strict):
     url: str
     index: str = "logs-*"
-    timeout: float = 15.0
+    timeout: Seconds = 15.0
     verify_tls: bool = True
     # field names in the log documents
     time_field: str = "@timestamp"
@@ -43,13 +56,20 @@ class ElasticsearchSource(_Strict):
     service_field: str = "service"
     environment_field: str = "environment"
     level_field: str = "level"
+    # optional keyword / numeric fields that log_stats aggregates server-side
+    duration_fields: list[str] = Field(
+        default_factory=lambda: ["duration_ms", "response_time_ms", "latency_ms", "elapsed_ms"]
+    )
+    status_field: str | None = None  # e.g. http.response.status_code
+    endpoint_field: str | None = None  # e.g. url.path (a keyword field)
+    template_field: str | None = None  # a keyword field holding a message template / event id
 
 
 class KubernetesSource(_Strict):
     context: str | None = None
     kubeconfig: str | None = None
     namespaces: list[str] = Field(default_factory=list)
-    timeout: float = 15.0
+    timeout: Seconds = 15.0
 
 
 class EnvironmentConfig(_Strict):
@@ -65,43 +85,72 @@ class EmbeddingConfig(_Strict):
     model_path: str | None = None  # gguf file, or a folder with model.onnx + tokenizer.json
     url: str | None = None  # openai backend base URL
     model: str | None = None  # openai backend model name
-    batch_size: int = 32
+    batch_size: Count = 32
 
 
 class RetrievalConfig(_Strict):
-    candidates: int = 30  # top-N from each of BM25 and vectors
-    rrf_k: int = 60
-    top_k: int = 5
+    candidates: Count = 30  # top-N from each of BM25 and vectors
+    rrf_k: Annotated[int, Field(ge=0)] = 60
+    top_k: Count = 5
     bm25_backend: Literal["bm25s", "rank_bm25"] = "bm25s"
     # numpy: brute-force matrix per index generation (fast, no start-up cost);
     # chroma: chromadb PersistentClient collection in <index_dir>/chroma
     vector_backend: Literal["numpy", "chroma"] = "numpy"
     low_evidence_threshold: float | None = None  # None: the calibrated default
+    # extra glossary files (term<TAB>expansions[<TAB>kind]) added to the built-in one
+    glossary: list[str] = Field(default_factory=list)
+    # rerank stage: features (no model; default) | none (fused order as is)
+    rerank: Literal["features", "none"] = "features"
+    rerank_depth: int = 30  # fused candidates the rerank stage re-scores
+    # listwise rerank by a model (none | scripted:PATH | gguf:PATH | openai:URL#MODEL)
+    rerank_model: str = "none"
+    rerank_model_depth: int = 10  # candidates shown to the model
+    rerank_model_timeout: float = 5.0  # seconds; past it the feature order is kept
+    rerank_model_margin: float = 0.15  # the most the model's ranking adds to a feature score
 
 
 class LLMConfig(_Strict):
-    n_ctx: int = 8192
-    n_threads: int | None = None
+    n_ctx: Count = 8192
+    n_threads: Count | None = None
     n_gpu_layers: int = 0
-    max_answer_tokens: int = 512
-    temperature: float = 0.0
-    timeout: float = 120.0
+    max_answer_tokens: Count = 512
+    temperature: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 0.0
+    timeout: Seconds = 120.0
 
 
 class BudgetConfig(_Strict):
-    max_steps: int = 12
-    max_tokens: int = 60_000
-    timeout_seconds: float = 300.0
+    max_steps: Count = 12
+    max_tokens: Count = 60_000
+    timeout_seconds: Seconds = 300.0
 
 
 class ToolsConfig(_Strict):
-    timeout_seconds: float = 20.0
-    max_retries: int = 2
-    max_window_hours: float = 6.0
-    max_page_size: int = 200
-    result_token_budget: int = 1500
+    timeout_seconds: Seconds = 20.0
+    max_retries: Annotated[int, Field(ge=0)] = 2
+    max_window_hours: Seconds = 6.0
+    max_page_size: Count = 200
+    result_token_budget: Count = 1500
     redact_patterns: list[str] = Field(default_factory=list)
     audit_log: str | None = None  # default: <user data dir>/audit.jsonl
+
+
+class LogsConfig(_Strict):
+    """Site-specific field names of structured log lines (JSON / logfmt), looked up before
+    the built-in ones (opsmate.tools.logparse.LogFieldNames); units of duration fields."""
+
+    level_fields: list[str] = Field(default_factory=list)
+    message_fields: list[str] = Field(default_factory=list)
+    error_fields: list[str] = Field(default_factory=list)
+    logger_fields: list[str] = Field(default_factory=list)
+    status_fields: list[str] = Field(default_factory=list)
+    duration_fields: list[str] = Field(default_factory=list)
+    duration_units: dict[str, Literal["ms", "s", "us", "ns"]] = Field(default_factory=dict)
+    endpoint_fields: list[str] = Field(default_factory=list)
+    method_fields: list[str] = Field(default_factory=list)
+    trace_fields: list[str] = Field(default_factory=list)
+    service_fields: list[str] = Field(default_factory=list)
+    host_fields: list[str] = Field(default_factory=list)
+    time_fields: list[str] = Field(default_factory=list)
 
 
 class Settings(BaseSettings):
@@ -121,6 +170,7 @@ class Settings(BaseSettings):
     llm: LLMConfig = Field(default_factory=LLMConfig)
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
+    logs: LogsConfig = Field(default_factory=LogsConfig)
 
     @classmethod
     def settings_customise_sources(
@@ -165,21 +215,84 @@ def config_path(explicit: str | Path | None = None) -> tuple[Path | None, bool]:
     return (default if default.exists() else None), False
 
 
+def _env_var_for(loc: tuple[Any, ...]) -> str | None:
+    """The set ``OPSMATE_`` variable a value at ``loc`` came from (the longest match)."""
+    names = {k.upper() for k in os.environ if k.upper().startswith("OPSMATE_")}
+    parts = [str(p).upper() for p in loc]
+    for n in range(len(parts), 0, -1):
+        name = "OPSMATE_" + "__".join(parts[:n])
+        if name in names:
+            return name
+    return None
+
+
 def _format_validation_error(exc: ValidationError, source: str) -> str:
     lines = []
     for err in exc.errors():
+        where = _env_var_for(tuple(err.get("loc", ()))) or source
         loc = ".".join(str(p) for p in err.get("loc", ()))
         if err.get("type") == "extra_forbidden":
-            lines.append(f"{source}: unknown key '{loc}'")
+            lines.append(f"{where}: unknown key '{loc}'")
         else:
-            lines.append(f"{source}: key '{loc}': {err.get('msg')}")
+            lines.append(f"{where}: key '{loc}': {err.get('msg')}")
     return "\n".join(lines)
+
+
+def _settings_error(exc: Exception) -> ConfigError:
+    """An ``OPSMATE_`` variable pydantic-settings could not parse, named."""
+    m = re.search(r'field "([^"]+)"', str(exc))
+    field = m.group(1) if m else ""
+    prefix = f"OPSMATE_{field.upper()}"
+    names = sorted(
+        k
+        for k in os.environ
+        if field and (k.upper() == prefix or k.upper().startswith(prefix + "__"))
+    )
+    why = exc.__cause__ or exc
+    return ConfigError(
+        f"{', '.join(names) or 'an OPSMATE_ variable'}: not a valid value for '{field or '?'}' "
+        f"({why})",
+        hint="lists and mappings are given as JSON, e.g. OPSMATE_RUNBOOKS='[\"~/runbooks\"]'",
+    )
+
+
+def _read_config_file(cfg_path: Path) -> dict[str, Any]:
+    """The mapping in the YAML file ``cfg_path`` (checked: a small regular file, bounded
+    nesting, no alias bomb); ConfigError naming the file and line otherwise."""
+    import yaml
+
+    from opsmate.safeyaml import Limits, load_single
+
+    if not cfg_path.is_file():
+        raise ConfigError(f"{cfg_path}: not a regular file (a config is a YAML file)")
+    try:
+        with cfg_path.open("rb") as fh:
+            raw = fh.read(MAX_CONFIG_BYTES + 1)
+        if len(raw) > MAX_CONFIG_BYTES:
+            raise ConfigError(f"{cfg_path}: larger than {MAX_CONFIG_BYTES >> 10} kB")
+        text = raw.decode("utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{cfg_path}: cannot read: {exc}") from exc
+    limits = Limits(max_depth=MAX_CONFIG_DEPTH, aliases=True, max_alias_items=10_000)
+    try:
+        loaded, _node = load_single(text, limits)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{cfg_path}:{mark.line + 1}" if mark is not None else str(cfg_path)
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(f"{where}: invalid YAML: {problem}") from exc
+    if loaded is None:
+        return {}
+    if not isinstance(loaded, dict):
+        raise ConfigError(f"{cfg_path}: the top level must be a mapping of keys")
+    bad = [k for k in loaded if not isinstance(k, str)]
+    if bad:
+        raise ConfigError(f"{cfg_path}: unknown key {bad[0]!r} (keys are names)")
+    return loaded
 
 
 def load_settings(path: str | Path | None = None) -> Settings:
     """Load settings from YAML (if any) and ``OPSMATE_`` variables; raise ConfigError."""
-    import yaml
-
     cfg_path, explicit = config_path(path)
     data: dict[str, Any] = {}
     source = "environment"
@@ -192,20 +305,20 @@ def load_settings(path: str | Path | None = None) -> Settings:
                     hint="check --config / OPSMATE_CONFIG, or copy configs/example.yaml",
                 )
         else:
-            try:
-                loaded = yaml.safe_load(cfg_path.read_text(encoding="utf-8"))
-            except yaml.YAMLError as exc:
-                mark = getattr(exc, "problem_mark", None)
-                where = f"{cfg_path}:{mark.line + 1}" if mark is not None else str(cfg_path)
-                raise ConfigError(f"{where}: invalid YAML: {exc}") from exc
-            except (OSError, UnicodeDecodeError) as exc:
-                raise ConfigError(f"{cfg_path}: cannot read: {exc}") from exc
-            if loaded is None:
-                loaded = {}
-            if not isinstance(loaded, dict):
-                raise ConfigError(f"{cfg_path}: the top level must be a mapping of keys")
-            data = loaded
+            data = _read_config_file(cfg_path)
     try:
         return Settings(**data)
     except ValidationError as exc:
         raise ConfigError(_format_validation_error(exc, source)) from exc
+    except SettingsError as exc:
+        raise _settings_error(exc) from exc
+    except RecursionError as exc:  # the file is bounded above, so it is a variable
+        deep = sorted(
+            k
+            for k, v in os.environ.items()
+            if k.upper().startswith("OPSMATE_") and v.count("[") + v.count("{") > 100
+        )
+        raise ConfigError(
+            f"{', '.join(deep) or 'an OPSMATE_ variable'}: nested too deeply to be a "
+            "configuration value"
+        ) from exc

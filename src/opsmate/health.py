@@ -1,8 +1,11 @@
 """Health probes of data sources and model servers: reachable, authenticated, version.
 
 Used by ``opsmate doctor`` (and anything else that wants a quick status): each probe
-makes one short request (at most :data:`PROBE_TIMEOUT` seconds) and returns a
-:class:`Check` that says what is wrong and how to fix it, never raising. Prometheus:
+makes one short request and returns a :class:`Check` that says what is wrong and how
+to fix it, never raising. :class:`Probes` runs them concurrently, each in a daemon
+thread under a *total* deadline of :data:`PROBE_TIMEOUT` seconds: a server that
+drips its answer a byte at a time, a blackholed port or a hanging kubeconfig
+credential plugin costs at most that, and the thread is left behind, never waited for. Prometheus:
 ``GET /api/v1/status/buildinfo``; Elasticsearch: ``GET /`` (version, and the
 ``X-Elastic-Product`` header the official client insists on); Kubernetes: ``/version``
 through the kubernetes client with the configured kubeconfig and context;
@@ -13,6 +16,9 @@ from __future__ import annotations
 
 import json
 import os
+import threading
+import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -20,7 +26,10 @@ from typing import Any, Literal
 from opsmate.credentials import ENV_VARS, get_credential
 
 Status = Literal["ok", "warn", "fail"]
-PROBE_TIMEOUT = 5.0
+PROBE_TIMEOUT = 5.0  # total seconds per probe, whatever the server does
+# one request's own time-out: a little under the total, so a plain time-out is reported
+# in the client's words rather than as "no answer within 5 s"
+REQUEST_TIMEOUT = PROBE_TIMEOUT - 0.5
 
 
 @dataclass
@@ -37,6 +46,52 @@ class Check:
         d = asdict(self)
         d.pop("unreachable")
         return d
+
+
+class Probes:
+    """Health probes running at once, each in a daemon thread with a total deadline.
+
+    ``start`` launches one; ``results`` returns their checks in start order, waiting
+    at most until each probe's deadline. A probe still running then becomes a
+    ``fail`` check (unreachable) and its thread is abandoned (daemon: it never delays
+    the process's exit).
+    """
+
+    def __init__(self, deadline_s: float = PROBE_TIMEOUT) -> None:
+        self.deadline_s = deadline_s
+        self._jobs: list[tuple[str, str, float, threading.Thread, dict[str, Check]]] = []
+
+    def start(self, name: str, fix: str, fn: Callable[..., Check], *args: Any) -> None:
+        """Run ``fn(*args)`` for the check ``name``; ``fix`` is shown when it times out."""
+        box: dict[str, Check] = {}
+
+        def work() -> None:
+            try:
+                box["check"] = fn(*args)
+            except Exception as exc:  # a probe must never take the doctor down
+                box["check"] = Check(name, "fail", f"probe failed: {type(exc).__name__}: {exc}")
+
+        thread = threading.Thread(target=work, name=f"opsmate-probe-{name}", daemon=True)
+        thread.start()
+        self._jobs.append((name, fix, time.monotonic() + self.deadline_s, thread, box))
+
+    def results(self) -> list[Check]:
+        """The checks in start order (each waited for until its deadline at most)."""
+        out = []
+        for name, fix, deadline, thread, box in self._jobs:
+            thread.join(max(0.0, deadline - time.monotonic()))
+            check = box.get("check")
+            if check is None:
+                check = Check(
+                    name,
+                    "fail",
+                    f"no answer within {self.deadline_s:g} s (a server that accepts but "
+                    "does not answer, a blackholed address, or a hanging credential plugin)",
+                    fix,
+                    unreachable=True,
+                )
+            out.append(check)
+        return out
 
 
 def _http_failure(name: str, url: str, exc: Exception, setting: str) -> Check:
@@ -69,7 +124,7 @@ def check_prometheus(env: str, url: str, timeout: float, verify: bool) -> Check:
         resp = httpx.get(
             target,
             headers=cred.headers() if cred else {},
-            timeout=min(timeout, PROBE_TIMEOUT),
+            timeout=min(timeout, REQUEST_TIMEOUT),
             verify=verify,
         )
     except httpx.HTTPError as exc:
@@ -106,7 +161,7 @@ def check_elasticsearch(env: str, url: str, timeout: float, verify: bool) -> Che
         resp = httpx.get(
             url.rstrip("/") + "/",
             headers=cred.headers() if cred else {},
-            timeout=min(timeout, PROBE_TIMEOUT),
+            timeout=min(timeout, REQUEST_TIMEOUT),
             verify=verify,
         )
     except httpx.HTTPError as exc:
@@ -149,8 +204,12 @@ def check_kubernetes(
     except ImportError:  # pragma: no cover - kubernetes is a dependency
         return Check(name, "fail", "the kubernetes package is missing", "pip install kubernetes")
     cfg_file = str(Path(kubeconfig).expanduser()) if kubeconfig else None
+    configuration = client.Configuration()
+    configuration.retries = 0  # before the client builds its connection pool with it
     try:
-        api = config.new_client_from_config(config_file=cfg_file, context=context)
+        api = config.new_client_from_config(
+            config_file=cfg_file, context=context, client_configuration=configuration
+        )
     except Exception as exc:
         return Check(
             name,
@@ -159,11 +218,10 @@ def check_kubernetes(
             f" (context {context or 'current'}): {exc}",
             f"check environments.{env}.kubernetes (kubectl config get-contexts)",
         )
-    api.configuration.retries = 0
     host = api.configuration.host
     try:
         resp: Any = client.VersionApi(api).get_code(
-            _preload_content=False, _request_timeout=min(timeout, PROBE_TIMEOUT)
+            _preload_content=False, _request_timeout=min(timeout, REQUEST_TIMEOUT)
         )
         version = json.loads(resp.data).get("gitVersion", "?")
     except ApiException as exc:
@@ -196,7 +254,7 @@ def check_openai(base_url: str, model: str) -> Check:
     key = os.environ.get("OPENAI_API_KEY")
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     try:
-        resp = httpx.get(base_url + "/models", headers=headers, timeout=PROBE_TIMEOUT)
+        resp = httpx.get(base_url + "/models", headers=headers, timeout=REQUEST_TIMEOUT)
     except httpx.HTTPError as exc:
         return Check(
             "model",

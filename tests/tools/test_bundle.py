@@ -73,7 +73,8 @@ def test_load_directory(bundle: Bundle) -> None:
         "connection pool",
     ]
     assert bundle.expected.model_extra == {"difficulty": "easy"}
-    assert bundle.question == "why does order-service return 500 since 10:00?"  # expected wins
+    # diagnose never reads the answer key: the default question is bundle.yaml's
+    assert bundle.question == "order-service error rate rose after the 10:00 release"
     assert bundle.recorded_queries()[:2] == [RATE_Q, POOL_Q]
 
 
@@ -221,7 +222,10 @@ def test_k8s_document_errors_name_file_and_document(copy: Path) -> None:
 
 def test_expected_yaml_errors(copy: Path) -> None:
     _edit(copy / "expected.yaml", "max_steps: 12", "max_steps: lots")
-    _expect_error(copy, "expected.yaml:6:", "max_steps")
+    bundle = load_bundle(copy)  # only `opsmate eval` reads the answer key ...
+    with pytest.raises(BundleError) as info:
+        _ = bundle.expected  # ... and it names the file, line and key
+    assert "expected.yaml:6:" in str(info.value) and "max_steps" in str(info.value)
 
 
 def test_alerts_yaml_error(copy: Path) -> None:

@@ -89,7 +89,11 @@ def render_table(results: list[ScenarioResult], model: str) -> None:
             console.print(f"    {reason}", markup=False, highlight=False)
     passed = len(results) - len(failing)
     rate = passed / len(results) if results else 0.0
-    console.print(f"{passed}/{len(results)} scenarios passed ({rate:.0%})")
+    wrong = sum(1 for r in failing if r.confidently_wrong)
+    console.print(
+        f"{passed}/{len(results)} scenarios passed ({rate:.0%}); {wrong} of the failures "
+        "said complete with a wrong root cause (confidently wrong)"
+    )
 
 
 def run_eval(
@@ -117,6 +121,8 @@ def run_eval(
     counter = [0]
 
     def progress(result: ScenarioResult) -> None:
+        for w in result.warnings:
+            _err(f"warning: {result.scenario.id}: {w}")
         counter[0] += 1
         mark = "✓" if result.passed else "✗"
         _err(

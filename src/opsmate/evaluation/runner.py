@@ -56,10 +56,18 @@ class ScenarioResult:
     model: str = "none"
     error: str | None = None
     report: dict[str, Any] | None = field(default=None, repr=False)
+    warnings: list[str] = field(default_factory=list)  # e.g. unknown answer-key keys
 
     @property
     def passed(self) -> bool:
         return self.error is None and self.score.passed
+
+    @property
+    def confidently_wrong(self) -> bool:
+        """Said ``complete`` but its root cause misses what the answer key requires: worse
+        than an honest ``partial``."""
+        rc = self.score.checks.get("root_cause_found")
+        return self.status == "complete" and rc is not None and not rc.passed
 
     def to_json(self) -> dict[str, Any]:
         """The per-scenario object of ``opsmate eval --json``."""
@@ -75,6 +83,8 @@ class ScenarioResult:
             "tokens": self.tokens,
             "stopped_by": self.stopped_by,
             "failures": ([f"error: {self.error}"] if self.error else []) + self.score.failures,
+            "warnings": list(self.warnings),
+            "confidently_wrong": self.confidently_wrong,
         }
 
 
@@ -213,10 +223,12 @@ def engine_investigate(
     from opsmate.agent.report import render_markdown
     from opsmate.agent.session import Session
 
-    env = bundle.expected.env if bundle.expected is not None else None
+    key = bundle.expected
+    env = key.env if key is not None else None
+    question = (key.question if key is not None else None) or bundle.question
     session = Session.open(settings=settings, bundle=bundle.source, model=model, env=env)
     try:
-        report = session.ask(bundle.question)
+        report = session.ask(question)
     finally:
         _close(session)
     data = report.to_json()
@@ -246,12 +258,13 @@ def run_scenario(
     started = time.perf_counter()
     try:
         bundle = load_bundle(scenario.path)
+        expected = bundle.expected
     except OpsmateError as exc:
         return ScenarioResult(scenario, failed_score(scenario.id, str(exc)), error=str(exc))
-    expected = bundle.expected
     if expected is None:  # checked by discover(); a bundle edited meanwhile
         msg = "no expected.yaml"
         return ScenarioResult(scenario, failed_score(scenario.id, msg), error=msg)
+    warnings = [f"expected.yaml: unknown key '{key}' (ignored)" for key in expected.unknown_keys()]
     run = investigator or engine_investigate
     try:
         report, text = run(bundle, spec, settings)
@@ -259,7 +272,12 @@ def run_scenario(
         seconds = time.perf_counter() - started
         msg = f"{type(exc).__name__}: {exc}"
         return ScenarioResult(
-            scenario, failed_score(scenario.id, msg), seconds=seconds, model=spec, error=msg
+            scenario,
+            failed_score(scenario.id, msg),
+            seconds=seconds,
+            model=spec,
+            error=msg,
+            warnings=warnings,
         )
     seconds = time.perf_counter() - started
     score = score_report(
@@ -276,6 +294,7 @@ def run_scenario(
         stopped_by=str(budget.get("stopped_by") or ""),
         model=spec,
         report=report,
+        warnings=warnings,
     )
 
 
@@ -299,15 +318,19 @@ def run_suite(
 
 def suite_json(results: Sequence[ScenarioResult], model: str) -> dict[str, Any]:
     """``opsmate eval --json``: ``{"model", "scenarios": [...], "passed", "failed",
-    "pass_rate"}``."""
+    "pass_rate", "confidently_wrong", "partial_failures"}`` — a failure that says
+    ``complete`` with a wrong root cause is counted apart from an honest partial one."""
     passed = sum(1 for r in results if r.passed)
     total = len(results)
+    wrong = sum(1 for r in results if not r.passed and r.confidently_wrong)
     return {
         "model": model,
         "scenarios": [r.to_json() for r in results],
         "passed": passed,
         "failed": total - passed,
         "pass_rate": round(passed / total, 4) if total else 0.0,
+        "confidently_wrong": wrong,
+        "partial_failures": sum(1 for r in results if not r.passed and r.status != "complete"),
     }
 
 

@@ -7,6 +7,12 @@ server that rejects that gets the same schema non-strict, then plain
 server accepts is kept for the rest of the session. With ``on_token`` the answer
 is streamed (server-sent events) and each piece handed over as it arrives.
 
+:meth:`OpenAIModel.cancel` stops a request at once, streamed or not: the model keeps
+the network streams its connections opened (httpx ``trace`` extension) and shuts
+their sockets down, so a read blocked on a server that is still thinking returns
+immediately. The engine cancels when the task's time budget ends, so the backend
+never outlives ``--timeout`` by more than a moment.
+
 Failures are opsmate errors with the server's own words: an unreachable server,
 a time-out or an overloaded server is a :class:`SourceUnreachableError` (exit 3);
 a refusal, an unknown model, a server error or an answer that is not the JSON
@@ -16,9 +22,11 @@ asked for is a :class:`ModelError`. The API key, when one is needed, comes from
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -75,6 +83,9 @@ class OpenAIModel:
         self.stream_usage = True  # ask for usage in the last streamed chunk
         self.last_usage: Usage | None = None
         self._cancel = threading.Event()
+        self._streams: list[Any] = []  # network streams of this client's connections
+        self._streams_lock = threading.Lock()
+        self._extensions = {"trace": self._trace}
         key = (
             api_key or os.environ.get("OPSMATE_OPENAI_API_KEY") or os.environ.get("OPENAI_API_KEY")
         )
@@ -103,8 +114,28 @@ class OpenAIModel:
         return approx_tokens(text)
 
     def cancel(self) -> None:
-        """Stop a streamed answer at its next piece (it raises ModelError)."""
+        """Stop the request in flight now (it raises ModelError): its connections' sockets
+        are shut down, which wakes a read blocked on a server that has not answered."""
         self._cancel.set()
+        with self._streams_lock:
+            streams, self._streams = self._streams, []
+        for stream in streams:
+            _shutdown(stream)
+
+    def _trace(self, event: str, info: dict[str, Any]) -> None:
+        """httpcore trace hook: remember each new connection's stream (for ``cancel``)."""
+        if event != "connection.connect_tcp.complete":
+            return
+        stream = info.get("return_value")
+        if stream is None:
+            return
+        with self._streams_lock:
+            self._streams = [*self._streams[-7:], stream]
+        if self._cancel.is_set():  # cancelled while connecting
+            _shutdown(stream)
+
+    def _cancelled_error(self) -> ModelError:
+        return ModelError(f"{self.name}: the answer was cancelled (time budget or stop)")
 
     def close(self) -> None:
         """Cancel what is streaming and close the HTTP connections."""
@@ -232,7 +263,9 @@ class OpenAIModel:
         usage_data: dict[str, Any] = {}
         deadline = time.monotonic() + self.timeout
         try:
-            with self._client.stream("POST", "/chat/completions", json=body) as resp:
+            with self._client.stream(
+                "POST", "/chat/completions", json=body, extensions=self._extensions
+            ) as resp:
                 if resp.status_code >= 400:
                     resp.read()
                     self._check_status(resp)
@@ -257,13 +290,15 @@ class OpenAIModel:
                         if choice.get("finish_reason"):
                             finish = str(choice["finish_reason"])
                     if self._cancel.is_set():
-                        raise ModelError(f"{self.name}: the answer was cancelled")
+                        raise self._cancelled_error()
                     if time.monotonic() > deadline:
                         raise SourceUnreachableError(
                             f"{url} did not finish its answer within {self.timeout:g} s",
                             hint="raise llm.timeout in the config, or check the server's load",
                         )
         except httpx.HTTPError as exc:
+            if self._cancel.is_set():
+                raise self._cancelled_error() from None
             raise self._transport_error(exc, url) from exc
         text = "".join(pieces)
         return text, finish, _usage(usage_data, messages, text)
@@ -275,9 +310,13 @@ class OpenAIModel:
 
         url = self.base_url + path
         for attempt in (1, 2):
+            if self._cancel.is_set():
+                raise self._cancelled_error()
             try:
-                resp = self._client.request(method, path, json=body)
+                resp = self._client.request(method, path, json=body, extensions=self._extensions)
             except httpx.HTTPError as exc:
+                if self._cancel.is_set():
+                    raise self._cancelled_error() from None
                 raise self._transport_error(exc, url) from exc
             if resp.status_code in (429, 502, 503, 504) and attempt == 1:
                 time.sleep(0.5)
@@ -325,6 +364,14 @@ class OpenAIModel:
             f"model server unreachable at {url}: {type(exc).__name__}: {exc}",
             hint=_UNREACHABLE_HINT,
         )
+
+
+def _shutdown(stream: Any) -> None:
+    """Shut a connection's socket down (both ways); a blocked read returns at once."""
+    with contextlib.suppress(Exception):
+        sock = stream.get_extra_info("socket")
+        if sock is not None:
+            sock.shutdown(socket.SHUT_RDWR)
 
 
 class _Rejected(Exception):

@@ -33,6 +33,7 @@ from opsmate.tools.bundle_load import (
     Expected,
     RecordedQuery,
     load_dir,
+    load_expected,
 )
 from opsmate.tools.bundle_replay import Replay
 from opsmate.tools.schemas import ARGS_MODELS, DESCRIPTIONS, QueryMetricsArgs
@@ -59,6 +60,8 @@ _TOOL_ORDER = (
     "rollout_history",
     "node_conditions",
     "pod_logs",
+    "list_objects",
+    "get_object",
 )
 
 
@@ -73,7 +76,8 @@ class Bundle:
         self.root = root  # the directory holding bundle.yaml (an extraction for archives)
         self.source = source  # what the user named: a directory or an archive
         self.meta: BundleMeta = data.meta
-        self.expected: Expected | None = data.expected
+        self._expected: Expected | None = None
+        self._expected_read = False
         runbooks = root / "runbooks"
         self.runbooks_dir: Path | None = runbooks if runbooks.is_dir() else None
         self.metrics: list[RecordedQuery] = data.metrics
@@ -86,10 +90,18 @@ class Bundle:
         return f"Bundle({self.meta.title!r}, env={self.meta.environment!r}, root={self.root})"
 
     @property
+    def expected(self) -> Expected | None:
+        """The answer key (``expected.yaml``), read on first use: only ``opsmate eval`` asks
+        for it, so a malformed key never stops ``diagnose`` or ``tool`` (BundleError here)."""
+        if not self._expected_read:
+            self._expected = load_expected(self.root)
+            self._expected_read = True
+        return self._expected
+
+    @property
     def question(self) -> str | None:
-        """The default question: ``expected.yaml``'s, else ``bundle.yaml``'s."""
-        if self.expected is not None and self.expected.question:
-            return self.expected.question
+        """The default question of ``bundle.yaml`` (``opsmate eval`` prefers the answer
+        key's, see :mod:`opsmate.evaluation.runner`)."""
         return self.meta.question
 
     @property
@@ -120,6 +132,8 @@ class Bundle:
             "get_events": functools.partial(k8s.get_events, self.replay),
             "rollout_history": functools.partial(k8s.rollout_history, self.replay),
             "node_conditions": functools.partial(k8s.node_conditions, self.replay),
+            "list_objects": functools.partial(k8s.list_objects, self.replay),
+            "get_object": functools.partial(k8s.get_object, self.replay),
         }
         specs = []
         for name in _TOOL_ORDER:

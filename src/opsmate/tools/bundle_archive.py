@@ -1,16 +1,21 @@
 """Safe extraction of a ``.tar.gz`` incident bundle into the user cache dir.
 
 Every member is checked before anything is written: absolute paths, ``..``
-components, links pointing outside the archive, device files and archives larger
-than :data:`MAX_TOTAL_BYTES` are refused with a :class:`BundleError` naming the
-member. Extractions are keyed by the archive's content hash
-(``<cache>/bundles/<sha>/``), published atomically, reused when the same archive is
-loaded again, and removed after :data:`KEEP_DAYS` days without use.
+components, links pointing outside the archive, device files, a path that appears
+twice (two ``bundle.yaml``: ``tar`` would silently keep the later one) and archives
+larger than :data:`MAX_TOTAL_BYTES` are refused with a :class:`BundleError` naming
+the member. Extractions are keyed by the archive's content hash
+(``<cache>/bundles/<sha>/``), published atomically and reused when the same archive
+is loaded again. The cache is bounded: an extraction is removed after
+:data:`KEEP_DAYS` days without use, one larger than :data:`LARGE_BYTES` after
+:data:`LARGE_KEEP_SECONDS`, and the least recently used ones go as soon as all
+together exceed :data:`MAX_CACHE_BYTES` (the one in use is always kept).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import posixpath
 import shutil
@@ -24,7 +29,10 @@ from opsmate.paths import cache_dir
 
 MAX_TOTAL_BYTES = 1 << 30  # 1 GiB uncompressed
 KEEP_DAYS = 7
-_READY = ".opsmate-extracted"
+LARGE_BYTES = 64 << 20  # an extraction this big is kept only LARGE_KEEP_SECONDS
+LARGE_KEEP_SECONDS = 3600
+MAX_CACHE_BYTES = 2 << 30  # all extractions together (least recently used go first)
+_READY = ".opsmate-extracted"  # JSON {"archive": ..., "bytes": ...}, written last
 
 
 def is_archive(path: Path) -> bool:
@@ -61,23 +69,70 @@ def _check_member(m: tarfile.TarInfo, archive: str) -> None:
         raise BundleError(f"{archive}: member {name!r} is not a regular file or directory")
 
 
+def _extracted_bytes(entry: Path) -> int:
+    """Size of an extraction: recorded in its ready marker, else summed from its files."""
+    try:
+        return int(json.loads((entry / _READY).read_text(encoding="utf-8"))["bytes"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    total = 0
+    for dirpath, _dirs, files in os.walk(entry):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(dirpath, name)).st_size
+            except OSError:
+                continue
+    return total
+
+
+def _check_unique(m: tarfile.TarInfo, seen: dict[str, bool], archive: str) -> None:
+    """Refuse a path that appears twice (a directory entry repeated is harmless)."""
+    key = posixpath.normpath(m.name.replace("\\", "/")).lstrip("/")
+    earlier = seen.get(key)
+    if earlier is not None and not (earlier and m.isdir()):
+        raise BundleError(
+            f"{archive}: member {m.name!r} appears more than once; refusing to guess "
+            "which copy is meant",
+            hint="rebuild the archive with one copy of each file",
+        )
+    seen[key] = m.isdir()
+
+
 def _cleanup(base: Path, keep: Path) -> None:
-    """Remove extractions unused for KEEP_DAYS and abandoned temp dirs (older than 1 h)."""
+    """Bound the cache (module docstring): drop abandoned temp dirs (older than 1 h),
+    extractions unused for KEEP_DAYS (LARGE_KEEP_SECONDS when larger than LARGE_BYTES),
+    then the least recently used ones while the total exceeds MAX_CACHE_BYTES."""
     now = time.time()
     try:
         entries = list(base.iterdir())
     except OSError:
         return
+    kept: list[tuple[float, int, Path]] = []  # (last use, bytes, path)
+    total = 0
     for entry in entries:
-        if entry == keep or not entry.is_dir():
+        if not entry.is_dir():
             continue
         try:
-            age = now - entry.stat().st_mtime
+            used = entry.stat().st_mtime
         except OSError:
             continue
-        limit = 3600 if entry.name.startswith("tmp-") else KEEP_DAYS * 86400
-        if age > limit:
+        if entry.name.startswith("tmp-"):
+            if now - used > 3600:
+                shutil.rmtree(entry, ignore_errors=True)
+            continue
+        size = _extracted_bytes(entry)
+        limit = LARGE_KEEP_SECONDS if size > LARGE_BYTES else KEEP_DAYS * 86400
+        if entry != keep and now - used > limit:
             shutil.rmtree(entry, ignore_errors=True)
+            continue
+        total += size
+        if entry != keep:
+            kept.append((used, size, entry))
+    for _used, size, entry in sorted(kept):  # oldest use first
+        if total <= MAX_CACHE_BYTES:
+            break
+        shutil.rmtree(entry, ignore_errors=True)
+        total -= size
 
 
 def _bundle_root(extracted: Path, archive: str) -> Path:
@@ -114,15 +169,18 @@ def extract_archive(path: Path) -> Path:
             with tarfile.open(path, "r:*") as tar:
                 members = tar.getmembers()
                 total = 0
+                seen: dict[str, bool] = {}  # normalised path -> is a directory
                 for m in members:
                     _check_member(m, label)
+                    _check_unique(m, seen, label)
                     total += max(m.size, 0)
                     if total > MAX_TOTAL_BYTES:
                         raise BundleError(f"{label}: larger than {MAX_TOTAL_BYTES >> 20} MiB")
                 tar.extractall(tmp, members=members, filter="data")
         except (tarfile.TarError, EOFError, OSError) as exc:
             raise BundleError(f"{label}: not a readable tar archive: {exc}") from exc
-        (tmp / _READY).write_text(str(path), encoding="utf-8")
+        marker = {"archive": str(path), "bytes": total}
+        (tmp / _READY).write_text(json.dumps(marker), encoding="utf-8")
         try:
             tmp.rename(target)
         except OSError:

@@ -9,6 +9,7 @@ person fixing a hand-written bundle knows where to look. Archive handling lives 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -19,12 +20,17 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from opsmate.errors import BundleError
+from opsmate.safeyaml import Limits, iter_documents
 from opsmate.timeparse import parse_time
 from opsmate.tools.shaping import is_prom_data
 
 BUNDLE_FORMAT = "opsmate-bundle/v1"
-# libyaml when available (several times faster on large metrics.yaml); same nodes and marks
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+#: nesting a bundle's YAML and JSON may have (a Kubernetes object needs ~15 levels);
+#: deeper data is refused at load time, so no later walk of it can recurse too far
+MAX_DEPTH = 100
+# aliases are allowed (a repeated time, shared labels) but may not add more than
+# 100,000 items when expanded: a 418-byte "billion laughs" is refused
+_LIMITS = Limits(max_depth=MAX_DEPTH, aliases=True, max_alias_items=100_000)
 
 
 class BundleMeta(BaseModel):
@@ -41,7 +47,9 @@ class BundleMeta(BaseModel):
 
 
 class Expected(BaseModel):
-    """``expected.yaml``: the answer key, read only by ``opsmate eval`` (extra keys kept)."""
+    """``expected.yaml``: the answer key, read only by ``opsmate eval`` (extra keys kept;
+    :meth:`unknown_keys` names them so eval can warn). ``status`` is one report status
+    or a list of acceptable ones."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -51,8 +59,17 @@ class Expected(BaseModel):
     runbooks: list[str] = Field(default_factory=list)
     must_not_query_env: list[str] = Field(default_factory=list)
     max_steps: int | None = None
-    status: str | None = None
+    status: str | list[str] | None = None
     secrets: list[str] = Field(default_factory=list)
+
+    def unknown_keys(self) -> list[str]:
+        """Keys of the file that are neither contract keys nor known extensions."""
+        return sorted(k for k in (self.model_extra or {}) if k not in EXPECTED_EXTENSIONS)
+
+
+#: extension keys of expected.yaml that ``opsmate eval`` understands (besides the
+#: contract's); any other key is reported as unknown and ignored
+EXPECTED_EXTENSIONS = frozenset({"accept_status", "must_not_mention"})
 
 
 class RecordedQuery(BaseModel):
@@ -93,18 +110,13 @@ def _yaml_docs(path: Path, rel: str) -> Iterator[tuple[Any, yaml.Node | None]]:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise BundleError(f"{rel}: cannot read: {exc}") from exc
-    loader = _Loader(text)
     try:
-        while loader.check_node():
-            node = loader.get_node()
-            yield (loader.construct_document(node) if node is not None else None), node
+        yield from iter_documents(text, _LIMITS)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{rel}:{mark.line + 1}" if mark is not None else rel
         problem = getattr(exc, "problem", None) or str(exc)
         raise BundleError(f"{where}: invalid YAML: {problem}") from exc
-    finally:
-        loader.dispose()
 
 
 def _yaml_single(path: Path, rel: str) -> tuple[Any, yaml.Node | None]:
@@ -143,7 +155,7 @@ def _time(value: Any, where: str) -> datetime:
         raise BundleError(f"{where}: missing time")
     try:
         return parse_time(value if isinstance(value, datetime | int | float) else str(value))
-    except ValueError as exc:
+    except (ValueError, OverflowError, OSError) as exc:  # 1e20 / a 20-digit string: no date
         raise BundleError(f"{where}: bad time {value!r}: {exc}") from exc
 
 
@@ -301,8 +313,14 @@ def load_logs(root: Path, data: LoadedData) -> None:
                 rec = json.loads(raw)
             except json.JSONDecodeError as exc:
                 raise BundleError(f"logs.ndjson:{n}: not valid JSON: {exc.msg}") from exc
+            except RecursionError:
+                raise BundleError(_too_deep(f"logs.ndjson:{n}")) from None
             if not isinstance(rec, dict):
                 raise BundleError(f"logs.ndjson:{n}: expected a JSON object")
+            if "\\ud" in raw or "\\uD" in raw:  # \ud800-style escapes: no lone surrogates
+                rec = _no_surrogates(rec)
+            if raw.count("[") + raw.count("{") > MAX_DEPTH and _depth(rec) > MAX_DEPTH:
+                raise BundleError(_too_deep(f"logs.ndjson:{n}"))
             for key in ("@timestamp", "message"):
                 if key not in rec:
                     raise BundleError(f"logs.ndjson:{n}: missing '{key}'")
@@ -311,6 +329,18 @@ def load_logs(root: Path, data: LoadedData) -> None:
             data.log_times.append(_time(rec["@timestamp"], f"logs.ndjson:{n}: @timestamp"))
             data.logs.append(rec)
             data.log_lines.append(n)
+
+
+def _no_surrogates(value: Any) -> Any:
+    """``value`` with lone UTF-16 surrogates (valid JSON escapes, invalid text) replaced by
+    U+FFFD, so every string of a record can be printed and written as UTF-8."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    if isinstance(value, dict):
+        return {_no_surrogates(k): _no_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_no_surrogates(v) for v in value]
+    return value
 
 
 def load_objects(root: Path) -> list[dict[str, Any]]:
@@ -367,9 +397,96 @@ def load_alerts(root: Path) -> list[dict[str, Any]] | None:
     return [dict(a) for a in data]
 
 
-def load_dir(root: Path, default_title: str | None = None) -> LoadedData:
-    """Read and validate every part of the bundle directory ``root``."""
-    data = LoadedData(meta=load_meta(root, default_title), expected=load_expected(root))
+def _too_deep(where: str) -> str:
+    return f"{where}: nested deeper than {MAX_DEPTH} levels (not a log record opsmate can read)"
+
+
+def _depth(value: Any) -> int:
+    """Nesting depth of JSON data (iterative; stops counting past MAX_DEPTH)."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if level > deepest:
+            deepest = level
+            if deepest > MAX_DEPTH:
+                break
+        if isinstance(item, dict):
+            stack.extend((v, level + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, level + 1) for v in item)
+    return deepest
+
+
+def check_links(root: Path) -> None:
+    """Refuse a symbolic link anywhere in the bundle directory that leads outside it (or
+    cannot be resolved), as archive extraction does: a bundle is read as a whole into
+    reports, so ``runbooks/x.md -> /etc/passwd`` must not put that file there."""
+    base = root.resolve()
+    for dirpath, dirnames, filenames in os.walk(root):  # links are not followed
+        for name in (*dirnames, *filenames):
+            path = Path(dirpath, name)
+            if not path.is_symlink():
+                continue
+            rel = path.relative_to(root).as_posix()
+            try:
+                target = path.resolve()
+                text = os.readlink(path)
+            except (OSError, RuntimeError) as exc:  # a loop, a vanished link
+                raise BundleError(f"{rel}: symbolic link cannot be resolved: {exc}") from exc
+            if target != base and not target.is_relative_to(base):
+                other = _same_part_of_other_bundle(target, rel)
+                if other is None:
+                    raise BundleError(
+                        f"{rel}: symbolic link to {text!r} points outside the bundle",
+                        hint="copy the file into the bundle instead of linking to it",
+                    )
+                if target.is_dir():
+                    _check_links_under(target, other)
+
+
+def _same_part_of_other_bundle(target: Path, rel: str) -> Path | None:
+    """The root of another bundle when ``target`` is the same part of it as ``rel`` is of
+    this one (``k8s -> /cases/a/k8s`` where ``/cases/a/bundle.yaml`` exists): a staged copy
+    of a bundle (without its answer key) may link its parts, never arbitrary files."""
+    depth = len(Path(rel).parts)
+    other = target.parents[depth - 1] if depth <= len(target.parents) else None
+    if other is None or not (other / "bundle.yaml").is_file():
+        return None
+    return other if target.relative_to(other).as_posix() == rel else None
+
+
+def _check_links_under(top: Path, base_root: Path) -> None:
+    """Links inside a linked part must stay inside the bundle that part belongs to."""
+    base = base_root.resolve()
+    for dirpath, dirnames, filenames in os.walk(top):
+        for name in (*dirnames, *filenames):
+            path = Path(dirpath, name)
+            if not path.is_symlink():
+                continue
+            try:
+                target = path.resolve()
+            except (OSError, RuntimeError) as exc:
+                raise BundleError(f"{path}: symbolic link cannot be resolved: {exc}") from exc
+            if not target.is_relative_to(base):
+                raise BundleError(
+                    f"{path}: symbolic link to {os.readlink(path)!r} points outside the bundle",
+                    hint="copy the file into the bundle instead of linking to it",
+                )
+
+
+def load_dir(
+    root: Path, default_title: str | None = None, *, with_expected: bool = False
+) -> LoadedData:
+    """Read and validate every part of the bundle directory ``root``.
+
+    ``expected.yaml`` (the answer key) is read only with ``with_expected`` (``opsmate
+    eval``); ``diagnose`` and ``tool`` never look at it.
+    """
+    if (root / "bundle.yaml").is_file() or (root / "bundle.yaml").is_symlink():
+        check_links(root)
+    meta = load_meta(root, default_title)
+    data = LoadedData(meta=meta, expected=load_expected(root) if with_expected else None)
     data.metrics = load_metrics(root)
     load_logs(root, data)
     data.objects = load_objects(root)

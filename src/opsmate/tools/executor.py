@@ -11,9 +11,13 @@ Pipeline of :meth:`Executor.call`, each step able to end the call with an envelo
 4. execution in a worker thread under the time-out (the spec's own ``timeout_s`` when
    set, else ``tools.timeout_seconds``; never past the task deadline) → ``error`` /
    ``timeout`` (retryable); :class:`ToolFailure` → ``error`` with its code and
-   retryable flag; any other exception → ``error`` / ``internal``.
+   retryable flag; any other exception → ``error`` / ``internal``. A ``bad_cursor``
+   failure of the tool itself (a forged cursor that passed the executor's own check)
+   is ``rejected`` like any other invalid argument.
    Retryable errors of idempotent tools are retried up to ``tools.max_retries`` times
-   with a short backoff, never past the deadline.
+   with a short backoff, never past the deadline. A time-out whose worker is still
+   running (a hung call, or a slow local bundle replay) is not retried: the worker
+   cannot be stopped, and a retry would only queue behind it and multiply the wait.
 5. size budget (:mod:`opsmate.tools.budget`): above the tool's token
    budget the largest list in ``data`` loses items from its end (then over-long
    strings are cut) until it fits; ``truncated`` says how many and how to narrow,
@@ -61,11 +65,18 @@ _BACKOFF_S = (0.25, 0.5, 1.0, 2.0)
 class _Outcome:
     """What one attempt produced: an output, or a failure."""
 
-    __slots__ = ("error", "output")
+    __slots__ = ("error", "hung", "output")
 
-    def __init__(self, output: ToolOutput | None = None, error: ToolErrorInfo | None = None):
+    def __init__(
+        self,
+        output: ToolOutput | None = None,
+        error: ToolErrorInfo | None = None,
+        *,
+        hung: bool = False,
+    ) -> None:
         self.output = output
         self.error = error
+        self.hung = hung  # the worker was still running at the time-out
 
 
 def format_validation_error(exc: ValidationError, model: type[BaseModel]) -> str:
@@ -112,11 +123,14 @@ class Executor:
         self.constraints = constraints
         self.config = config or ToolsConfig()
         self.fixed_now = now
+        self.redactor = redactor or Redactor(self.config.redact_patterns)
         if audit is None:
             path = self.config.audit_log
-            audit = AuditLog(Path(path).expanduser() if path else paths.audit_log_path())
+            audit = AuditLog(
+                Path(path).expanduser() if path else paths.audit_log_path(),
+                redactor=self.redactor,  # the site's own patterns apply to the audit log too
+            )
         self.audit = audit
-        self.redactor = redactor or Redactor(self.config.redact_patterns)
         self.deadline = deadline  # time.monotonic() value
         self.call_prefix = call_prefix
         self.calls: list[ToolResult] = []
@@ -200,6 +214,8 @@ class Executor:
         if attempts > 1:
             scope["attempts"] = attempts
         shown_args = _compact(scoped.args)
+        if outcome.error is not None and outcome.error.code == "bad_cursor":
+            return self._rejected(call_id, tool, shown_args, "bad_cursor", outcome.error.message)
         if outcome.error is not None or outcome.output is None:
             return ToolResult(
                 call_id=call_id, tool=tool, status="error", scope=scope, complete=False,
@@ -290,7 +306,7 @@ class Executor:
             attempt += 1
             outcome = self._attempt(spec, args, call_id, attempt)
             err = outcome.error
-            if err is None or not err.retryable or not spec.idempotent:
+            if err is None or not err.retryable or not spec.idempotent or outcome.hung:
                 return outcome, attempt
             if attempt > self.config.max_retries:
                 return outcome, attempt
@@ -341,7 +357,8 @@ class Executor:
                     message=f"{spec.name} did not answer within {timeout:.1f} s ({why}); "
                     "narrow the query (shorter range, fewer series) or try again",
                     retryable=not bounded_by_deadline,
-                )
+                ),
+                hung=True,
             )
         if "exc" in box:
             return _Outcome(error=_error_from_exception(spec, box["exc"]))
