@@ -73,11 +73,14 @@ def test_bridge_turns_engine_events_into_messages(tui_config: Path, fast_script:
     assert opened.environment == "test" and opened.model.startswith("scripted:")
     steps = posted(seen, m.StepAnnounced)
     finished = posted(seen, m.ToolFinished)
-    assert [s.step for s in steps] == list(range(1, 14))
-    assert len(finished) == 13 and all(
+    n = posted(seen, m.ReportArrived)[-1].report.budget.steps
+    assert [s.step for s in steps] == list(range(1, n + 1))
+    assert len(finished) == n and all(
         f.evidence is None or f.evidence.id == f.evidence_id for f in finished
     )
-    assert steps[-1].source == "model" and steps[-1].tool == "search_logs"
+    # the model's proposal ran, taking turns with the plan after the plan's first checks
+    model_steps = [s for s in steps if s.source == "model"]
+    assert [s.tool for s in model_steps] == ["search_logs"] and model_steps[0].step > 2
     streams = posted(seen, m.ModelStream)
     assert streams and streams[-1].purpose == "narrative"
     # cumulative text: each stream's last message holds its whole answer
@@ -105,7 +108,8 @@ async def test_question_runs_investigation_and_shows_steps_state_and_report(
         started = posted(seen, m.TurnStarted)[0]
         assert started.question == "order-service error rate rose after the 10:00 release"
         steps = list(app.main.query(StepEntry))
-        assert len(steps) == 13
+        n = app.report.budget.steps
+        assert len(steps) == n and 8 <= n <= 20
         assert all(s.status in ("success", "partial", "no_data") for s in steps)
         assert steps[0].evidence_id == "E1" and "1 ms" in str(steps[0]._body.visual)
         models = list(app.main.query(ModelEntry))
@@ -118,7 +122,7 @@ async def test_question_runs_investigation_and_shows_steps_state_and_report(
         facts = str(pane.query_one("#state-facts").visual)
         assert "Facts (" in facts and "E4" in facts
         assert "confirmed" in str(pane.query_one("#state-hypotheses").visual)
-        assert "steps 13/20" in str(pane.query_one("#state-budget").visual)
+        assert f"steps {n}/20" in str(pane.query_one("#state-budget").visual)
         assert not app.bridge.running and not app.main.header.busy
 
 
@@ -131,7 +135,8 @@ async def test_follow_up_keeps_the_constraint(tui_config: Path, until: Any) -> N
         follow = posted(seen, m.TurnStarted)[-1]
         assert follow.follow_up and follow.question == "and what about prod?"
         notices = [n.text for n in posted(seen, m.EngineNotice)]
-        assert any("constraint stays" in t for t in notices)
+        assert any("limited to 'test'" in t for t in notices)
+        assert app.report.follow_up is not None and app.report.follow_up.refused
         assert "environment: test only" in str(
             app.main.state_pane.query_one("#state-constraints").visual
         )
@@ -187,7 +192,8 @@ async def test_open_evidence_by_typing_by_key_and_by_click(tui_config: Path, unt
         await pilot.press("ctrl+r")
         await until(pilot, lambda: isinstance(app.screen, EvidenceScreen))
         head = str(app.screen.detail.head.visual)
-        assert "R1" in head and "section" in head and "db-connection-pool.md" in head
+        r1 = next(r for r in app.report.runbooks if r.id == "R1")
+        assert "R1" in head and "section" in head and r1.source in head
         await pilot.press("escape")
         # mouse: click the E1 link in step 1 of the transcript
         await until(pilot, lambda: not isinstance(app.screen, EvidenceScreen))
@@ -253,7 +259,7 @@ async def test_keys_work_while_slow_model_runs_and_stop_keeps_state(
         session = app.bridge.session
         assert session is not None and session.state is not None
         assert session.state.facts and session.state.constraints.environment == "test"
-        assert len(session.store.evidence) == 12 and ended.saved_to
+        assert len(session.store.evidence) >= 2 and ended.saved_to
         assert app.report is not None and app.report.budget.stopped_by == "cancelled"
         assert not [s for s in app.main.query(StepEntry) if s.status in ("running", "planned")]
 

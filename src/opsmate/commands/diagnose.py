@@ -2,14 +2,15 @@
 
 Output: ``--json`` prints only the report JSON on stdout; ``--markdown`` prints
 Markdown; otherwise a rich rendering on a terminal and Markdown when piped.
-Progress goes to stderr (on a terminal). Exit codes: 0 complete, 1 partial or
-refused, 2 usage / config, 3 every data source call failed as unreachable,
-4 internal error, 130 interrupted (the partial report is still printed).
+Progress goes to stderr (on a terminal). Everything printed is redacted and free of
+terminal control sequences (the report by the engine and ``render_markdown``, progress
+lines here). Exit codes: 0 complete, 1 partial or refused, 2 usage / config, 3 every
+data source call failed as unreachable, 4 internal error, 130 interrupted (the partial
+report is still printed).
 """
 
 from __future__ import annotations
 
-import json
 import sys
 import threading
 from pathlib import Path
@@ -20,6 +21,8 @@ from opsmate.agent.report import Report, print_report, render_markdown
 from opsmate.agent.session import Session
 from opsmate.config import load_settings
 from opsmate.errors import ExitCode, OpsmateError, UsageError
+from opsmate.textsafe import dumps_json
+from opsmate.tools.redact import clean
 
 
 class InvestigationOutcome(OpsmateError):
@@ -31,18 +34,19 @@ class InvestigationOutcome(OpsmateError):
 
 
 def _progress(event: Event) -> None:
+    """One progress line on stderr (a terminal): redacted, without control characters."""
+    line = ""
     if isinstance(event, StepPlanned):
-        sys.stderr.write(
-            f"[{event.step}] {event.tool} {json.dumps(event.args, ensure_ascii=False)[:120]}"
-            f"  ({event.reason[:80]})\n"
+        line = (
+            f"[{event.step}] {event.tool} {dumps_json(event.args)[:120]}  ({event.reason[:80]})\n"
         )
     elif isinstance(event, ToolCallFinished):
         ev = f" {event.evidence_id}" if event.evidence_id else ""
-        sys.stderr.write(
-            f"    -> {event.status}{ev} {event.elapsed_ms} ms: {event.summary[:120]}\n"
-        )
+        line = f"    -> {event.status}{ev} {event.elapsed_ms} ms: {event.summary[:120]}\n"
     elif isinstance(event, Notice) and event.level != "info":
-        sys.stderr.write(f"    ! {event.message}\n")
+        line = f"    ! {event.message}\n"
+    if line:
+        sys.stderr.write(clean(line))
     sys.stderr.flush()
 
 
@@ -65,6 +69,8 @@ def run_diagnose(
     """Implements ``opsmate diagnose`` (see the module docstring)."""
     if bundle is not None and demo:
         raise UsageError("--bundle and --demo are exclusive")
+    if question is not None and not question.strip():
+        question = None  # a blank question means "the bundle's question", as no question does
     settings = load_settings(config_path)
     if demo and model is None and not _model_configured(settings.model):
         model = "none"
@@ -146,8 +152,8 @@ def _exit_code(session: Session, report: Report) -> ExitCode:
 
 
 def _print(report: Report, *, json_out: bool, markdown: bool) -> None:
-    if json_out:
-        sys.stdout.write(json.dumps(report.to_json(), ensure_ascii=False, indent=2) + "\n")
+    if json_out:  # the report is redacted; no raw C1 / bidi control in its JSON
+        sys.stdout.write(dumps_json(report.to_json(), indent=2) + "\n")
     elif markdown or not sys.stdout.isatty():
         sys.stdout.write(render_markdown(report))
     else:

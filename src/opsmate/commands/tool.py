@@ -5,7 +5,8 @@ schema as ``parameters``, ``available`` here). ``opsmate tool NAME --args JSON``
 call under the task constraints built from the config (``--env`` or
 ``default_environment``; its namespaces; the configured window and page limits), or
 against a bundle (``--bundle``: the bundle's environment, window and capture time).
-The call is audited like any other.
+The call is audited like any other. Everything printed is redacted and free of terminal
+control sequences (JSON strings carry no raw C1 or bidi control either).
 
 Exit codes: 0 success / partial / no_data; 2 rejected (unknown tool, invalid arguments,
 outside the constraints, bad cursor) or invalid ``--args`` JSON; 3 the source is
@@ -24,7 +25,9 @@ import typer
 
 from opsmate.config import Settings, load_settings
 from opsmate.errors import ExitCode, OpsmateError, UsageError
+from opsmate.textsafe import dumps_json, safe_text
 from opsmate.tools.base import Constraints, ToolResult
+from opsmate.tools.redact import Redactor
 from opsmate.tools.registry import ToolRegistry, catalog, live_registry
 from opsmate.tools.scope import constraints_from_settings
 
@@ -34,7 +37,7 @@ class ToolCallFailed(OpsmateError):
 
     def __init__(self, result: ToolResult, code: int) -> None:
         reason = result.error.code if result.error else result.status
-        super().__init__(f"{result.tool} {result.call_id}: {result.status} ({reason})")
+        super().__init__(safe_text(f"{result.tool} {result.call_id}: {result.status} ({reason})"))
         self.exit_code = ExitCode(code)
 
 
@@ -123,10 +126,10 @@ def run_tool(
     settings = load_settings(config_path)
     registry, constraints, now = _setup(settings, env, bundle, index_dir)
 
-    if list_tools:
-        entries = catalog(registry)
+    if list_tools:  # recorded queries of a bundle appear in the schemas: clean them too
+        entries = Redactor(settings.tools.redact_patterns).clean(catalog(registry))
         if json_out:
-            typer.echo(json.dumps(entries, indent=2, ensure_ascii=False))
+            typer.echo(dumps_json(entries, indent=2))
         else:
             _print_catalog(entries)
         return
@@ -135,10 +138,12 @@ def run_tool(
 
     executor = Executor(registry, constraints, config=settings.tools, now=now)
     result = executor.call(str(name), args)
+    # the executor redacted the data; the name, cursor and hint are cleaned here too
+    shown = ToolResult.model_validate(executor.redactor.clean(result.model_dump(mode="json")))
     if json_out:
-        typer.echo(result.model_dump_json(indent=2))
+        typer.echo(dumps_json(shown.model_dump(mode="json"), indent=2))
     else:
-        _print_result(result)
+        _print_result(shown)
     code = exit_code_for(result)
     if code:
         raise ToolCallFailed(result, code)

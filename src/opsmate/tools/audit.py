@@ -7,10 +7,12 @@ Default location: ``tools.audit_log`` from the config, else ``<user data dir>/au
      "tool": "search_logs", "args": {...}, "scope": {...}, "status": "success",
      "error_code": null, "elapsed_ms": 41, "redactions": 0}
 
-Arguments arrive already redacted (the executor redacts before recording). Writing
-never raises: a log that cannot be written is reported once on stderr and the
-call's result is unaffected. :func:`read_records` reads a log back, upgrading older
-schema versions in order (there is only version 1 so far).
+Arguments arrive already redacted (the executor redacts before recording); the record
+passes the redactor once more anyway (``redactor``, default: the built-in patterns), so the
+log holds no secret and no terminal control whoever calls it. Writing never raises: a
+log that cannot be written is reported once on stderr and the call's result is
+unaffected. :func:`read_records` reads a log back, upgrading older schema versions in
+order (there is only version 1 so far).
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from opsmate.textsafe import dumps_json
 from opsmate.tools.base import ToolResult
+from opsmate.tools.redact import Redactor, clean
 
 SCHEMA_VERSION = 1
 
@@ -36,8 +40,9 @@ _MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 class AuditLog:
     """Appends one JSON line per tool call to ``path`` (created with its folder on demand)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, redactor: Redactor | None = None) -> None:
         self.path = Path(path).expanduser()
+        self.redactor = redactor
         self._lock = threading.Lock()
         self._warned = False
 
@@ -56,7 +61,7 @@ class AuditLog:
             "redactions": result.redactions,
         }
         try:
-            line = json.dumps(entry, ensure_ascii=False, default=str, sort_keys=False)
+            line = dumps_json(clean(entry, self.redactor))
             with self._lock:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 with self.path.open("a", encoding="utf-8") as fh:

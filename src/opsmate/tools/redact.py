@@ -1,99 +1,82 @@
-"""Secret redaction: applied to every tool result before a model, a screen or the audit log.
+"""Secret redaction: the one cleaning step every output of opsmate passes through.
+
+:class:`Redactor` is applied to every tool result (the executor), the report (JSON,
+Markdown, terminal), saved sessions, model prompts, the TUI, the audit log and search
+output. :meth:`Redactor.redact_text` also removes terminal control sequences
+(:func:`opsmate.textsafe.safe_text`), so whatever passed the redactor is safe to print.
+The patterns live in :mod:`opsmate.tools.redact_rules`.
 
 What is replaced with ``[REDACTED]`` (the key name or scheme is kept, only the value goes):
 
 - PEM private keys (the body between the BEGIN/END lines)
-- ``Authorization: Bearer|Basic|Token ...`` headers and bare ``Bearer <token>``
+- ``Authorization``/``Proxy-Authorization`` headers (Bearer, Basic, Token, Digest ...),
+  a bare ``Bearer <token>``, and a bare ``Basic <base64 of user:pass>`` (a metric label)
+- ``Cookie:`` / ``Set-Cookie:`` values
 - JSON Web Tokens (``eyJ...``.``eyJ...``.``...``)
-- passwords in URLs (``postgres://user:PASS@host`` → ``postgres://user:[REDACTED]@host``)
-- AWS access key ids (``AKIA``/``ASIA`` + 16) and secret keys next to an AWS key name
-- provider tokens: ``sk_live_``/``rk_live_``/``sk_test_``, GitHub ``ghp_``/``gho_``/
-  ``ghu_``/``ghs_``/``ghr_``/``github_pat_``, Slack ``xoxb-``/``xoxp-``/...
-- ``key=value`` / ``key: value`` / ``"key": "value"`` pairs whose key is password, passwd,
-  pwd, secret, token, api_key, apikey (also with a prefix: ``DB_PASSWORD=``,
-  ``client_secret:``), and in structured data, string values under such keys
+- connection strings: passwords in URLs (``postgres://user:PASS@host``,
+  ``redis://:PASS@host``, ``mongodb+srv://``, ``amqp://`` ...), ``Password=``/``Pwd=``
+  in ADO.NET, ODBC, JDBC and libpq strings, Azure ``AccountKey=``, ``SharedAccessKey=``,
+  SAS ``sig=``, ``X-Amz-Signature``/``X-Amz-Credential``, Oracle ``user/PASS@db``,
+  ``mysql -pPASS``, ``redis-cli -a PASS``, ``requirepass``, ``.netrc`` passwords
+- AWS access key ids and secret keys next to an AWS key name
+- provider tokens: OpenAI ``sk-proj-``/``sk-...``, Anthropic ``sk-ant-``, Stripe
+  ``sk_live_``, GitHub ``ghp_``/``github_pat_``, GitLab ``glpat-``, Slack ``xoxb-`` and
+  webhooks, Google ``AIza``/``ya29.``/``GOCSPX-``, npm, Hugging Face, PyPI, DigitalOcean,
+  Vault ``hvs.``, Databricks, SendGrid, Shopify
+- ``key=value``, ``key: value``, ``"key": "value"`` (also with a full-width colon) and
+  ``--key value`` where the key ends with password, passwd, pwd, secret, token,
+  api[-_]key, auth, credential(s), cookie, authorization, access/secret/private/account
+  key, 密码, 口令, 令牌, 密钥 (glued prefixes count: ``PGPASSWORD=``, ``DB_PASSWORD=``);
+  Kubernetes env entries ``{name: DB_PASSWORD, value: ...}``; in structured data, string
+  values under such keys
+- random-looking values (:func:`~opsmate.tools.redact_rules.high_entropy`) under keys that
+  only contain such a word (``SECRET_KEY_BASE``), signature/session/nonce-like keys, and
+  custom header names (``X-Acme-Sig``)
+- base64 tokens whose decoded text holds any of the above (``cGFzc3dvcmQ9...``)
 - Kubernetes Secret objects (``kind: Secret``): every value of ``data`` / ``stringData``
   and the ``last-applied-configuration`` annotation that repeats them
 - configured patterns (``tools.redact_patterns``): a regex without groups has its whole
   match replaced; with groups, only group 1 is.
 
-Non-secrets such as trace ids, git shas, ``password_reset_requested`` or ``timeout=30``
-are left alone.
+Non-secrets such as trace ids, git shas, UUIDs, ``password_reset_requested`` or
+``timeout=30`` are left alone.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
 
 from opsmate.errors import ConfigError
+from opsmate.textsafe import safe_text
+from opsmate.tools.redact_rules import (
+    B64_TOKEN,
+    HEADER_KEY,
+    MASK,
+    RULES,
+    SECRET_KEY_NAME,
+    WEAK_KEY,
+    Gate,
+    Repl,
+    b64_text,
+    high_entropy,
+    keep,
+)
 
-MASK = "[REDACTED]"
+__all__ = ["MASK", "Redactor", "clean", "default_redactor"]
 
-_KEY_WORDS = (
-    r"password|passwd|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|secret[_-]?key"
-    r"|private[_-]?key|client[_-]?secret|secret[_-]?access[_-]?key"
-)
-# a secret-bearing key name: one of the words, optionally after a prefix (DB_, aws_, x-)
-_SECRET_KEY_NAME = re.compile(
-    rf"(?i)(?:[a-z0-9]+[_.-])*(?:{_KEY_WORDS}|authorization|cookie|credentials?)"
-)
+M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
 
-_PEM = re.compile(
-    r"(-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----)"
-    r"[\s\S]*?"
-    r"(-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)"
-)
-_AUTH_HEADER = re.compile(
-    r"(?i)(\bauthorization[\"']?\s*[:=]\s*[\"']?(?:bearer|basic|token|apikey|digest)\s+)"
-    r"([^\s\"',;]+)"
-)
-_BEARER = re.compile(r"(?i)(\bbearer\s+)([A-Za-z0-9\-._~+/]{8,}=*)")
-_JWT = re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*")
-_URL_PASSWORD = re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^/\s:@\"']+:)([^@\s/\"']+)(@)")
-_AWS_ACCESS_KEY = re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b")
-_AWS_SECRET = re.compile(
-    r"(?i)(\baws[\w .-]{0,30}?(?:secret|key)[\w .-]{0,20}?[\"']?\s*[:=]\s*[\"']?)"
-    r"([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"
-)
-_PROVIDER_TOKEN = re.compile(
-    r"\b(?:(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}"
-    r"|gh[pousr]_[A-Za-z0-9]{20,}"
-    r"|github_pat_[A-Za-z0-9_]{20,}"
-    r"|xox[baprs]-[A-Za-z0-9-]{10,})"
-)
-# key=value, key: value, "key": "value"; the key may carry a prefix (DB_PASSWORD)
-_PAIR = re.compile(
-    rf"(?i)(?<![A-Za-z0-9])((?:[A-Za-z0-9]+[_.-])*(?:{_KEY_WORDS})[\"']?\s*[:=]\s*)"
-    r"(?:\"((?:[^\"\\]|\\.)*)\"|'([^']*)'|([^\s&,;\"'}\])]+))"
-)
 _LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
-
-
-def _keep_prefix(mask_group: int) -> Callable[[re.Match[str]], str]:
-    """A replacement that keeps every group before ``mask_group`` and masks that one."""
-
-    def repl(m: re.Match[str]) -> str:
-        before = m.string[m.start() : m.start(mask_group)]
-        after = m.string[m.end(mask_group) : m.end()]
-        return f"{before}{MASK}{after}"
-
-    return repl
-
-
-def _pair_repl(m: re.Match[str]) -> str:
-    for group in (2, 3, 4):
-        if m.group(group) is not None:
-            value = m.group(group)
-            if value in ("", MASK) or value.startswith("[REDACTED"):
-                return m.group(0)
-            return _keep_prefix(group)(m)
-    return m.group(0)  # pragma: no cover - one alternative always matches
+_MAX_DEPTH = 2  # base64 inside base64 inside text, no deeper
 
 
 class Redactor:
-    """Replaces secrets in text and in JSON-like data; counts what it replaced."""
+    """Replaces secrets (and terminal control) in text and JSON-like data; counts secrets."""
 
     def __init__(self, extra_patterns: Sequence[str] = ()) -> None:
         self._extra: list[re.Pattern[str]] = []
@@ -104,32 +87,36 @@ class Redactor:
                 raise ConfigError(
                     f"tools.redact_patterns: invalid regular expression {pattern!r}: {exc}"
                 ) from exc
-        self._rules: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str] | str]] = [
-            (_PEM, lambda m: f"{m.group(1)}{MASK}{m.group(2)}"),
-            (_AUTH_HEADER, _keep_prefix(2)),
-            (_JWT, MASK),
-            (_BEARER, _keep_prefix(2)),
-            (_URL_PASSWORD, _keep_prefix(2)),
-            (_AWS_ACCESS_KEY, MASK),
-            (_AWS_SECRET, _keep_prefix(2)),
-            (_PROVIDER_TOKEN, MASK),
-            (_PAIR, _pair_repl),
-        ]
+        # None marks the base64 rule, which needs the depth of the current scan
+        self._rules: list[tuple[re.Pattern[str], Repl | str | None, Gate]] = list(RULES)
+        self._rules.append((B64_TOKEN, None, None))
         for rx in self._extra:
-            self._rules.append((rx, _keep_prefix(1) if rx.groups else MASK))
+            self._rules.append((rx, keep(1) if rx.groups else MASK, None))
 
+    # -- text ------------------------------------------------------------------------
     def redact_text(self, text: str) -> tuple[str, int]:
-        """Return ``(redacted text, number of values replaced)``."""
+        """Return ``(clean text, number of secret values replaced)``.
+
+        Terminal control sequences are removed too (not counted).
+        """
         if not text:
             return text, 0
-        total = 0
-        for rx, repl in self._rules:
-            count = 0
+        return self._scan(safe_text(text))
 
-            def counted(
-                m: re.Match[str],
-                repl: Callable[[re.Match[str]], str] | str = repl,
-            ) -> str:
+    def clean_text(self, text: str) -> str:
+        """:meth:`redact_text` without the count."""
+        return self.redact_text(text)[0]
+
+    def _scan(self, text: str, depth: int = 0) -> tuple[str, int]:
+        total = 0
+        low = text.lower()
+        for rx, rule, gate in self._rules:
+            if gate is not None and gate.search(low) is None:
+                continue
+            count = 0
+            repl: Repl | str = rule if rule is not None else self._b64(depth)
+
+            def counted(m: re.Match[str], repl: Repl | str = repl) -> str:
                 nonlocal count
                 new = repl if isinstance(repl, str) else repl(m)
                 if new != m.group(0):
@@ -140,25 +127,56 @@ class Redactor:
             total += count
         return text, total
 
+    def _b64(self, depth: int) -> Repl:
+        """A base64 token whose decoded text carries a secret is masked whole."""
+
+        def repl(m: re.Match[str]) -> str:
+            if depth >= _MAX_DEPTH:
+                return m.group(0)
+            decoded = b64_text(m.group(0))
+            if decoded is None or not self._scan(decoded, depth + 1)[1]:
+                return m.group(0)
+            return MASK
+
+        return repl
+
+    # -- structured data ----------------------------------------------------------------
     def redact_obj(self, obj: Any) -> tuple[Any, int]:
-        """Deep-redact str values of dicts/lists/tuples; returns a new object and the count.
+        """Deep-redact str values of dicts/lists/tuples/pydantic models; a new object, a count.
 
         Values under secret-named keys (``password``, ``api_key``, ``DB_PASSWORD`` ...)
-        are replaced whole; a mapping with ``kind: Secret`` has every ``data`` /
-        ``stringData`` value replaced.
+        are replaced whole, random-looking ones under weaker keys too; an env entry
+        ``{"name": "DB_PASSWORD", "value": ...}`` loses its value; a mapping with
+        ``kind: Secret`` has every ``data`` / ``stringData`` value replaced.
         """
         counter = [0]
         result = self._walk(obj, counter)
         return result, counter[0]
 
-    # -- internals -----------------------------------------------------------
+    def clean(self, obj: T) -> T:
+        """A redacted copy of a str, JSON-like data or a pydantic model, without the count.
+
+        Models keep their type (a ``SearchResponse`` stays one, a ``TaskState`` too): each
+        field is cleaned as the value of a dict key of that name would be.
+        """
+        if isinstance(obj, str):
+            return self.clean_text(obj)  # type: ignore[return-value]
+        return self.redact_obj(obj)[0]
+
+    def clean_model(self, model: M) -> M:
+        """:meth:`clean` for a pydantic model (a ``SearchResponse``, a ``Report``)."""
+        return self.clean(model)
+
     def _walk(self, obj: Any, counter: list[int]) -> Any:
         if isinstance(obj, str):
             text, n = self.redact_text(obj)
             counter[0] += n
-            return text
+            return obj if text == obj else text  # a clean str keeps its type (StrEnum)
         if isinstance(obj, dict):
             return self._walk_dict(obj, counter)
+        if isinstance(obj, BaseModel):
+            fields = {name: getattr(obj, name) for name in type(obj).model_fields}
+            return obj.model_copy(update=self._walk_dict(fields, counter))
         if isinstance(obj, list | tuple):
             items = [self._walk(v, counter) for v in obj]
             return items if isinstance(obj, list) else tuple(items)
@@ -166,24 +184,24 @@ class Redactor:
 
     def _walk_dict(self, obj: dict[Any, Any], counter: list[int]) -> dict[Any, Any]:
         is_secret = obj.get("kind") == "Secret"
+        env_value = _env_secret(obj)
         out: dict[Any, Any] = {}
         for key, value in obj.items():
+            clean_key = safe_text(key) if isinstance(key, str) else key
             if is_secret and key in ("data", "stringData") and isinstance(value, dict):
-                out[key] = {k: MASK for k in value}
+                out[clean_key] = {safe_text(str(k)): MASK for k in value}
                 counter[0] += len(value)
             elif is_secret and key == "metadata" and isinstance(value, dict):
-                out[key] = self._secret_metadata(value, counter)
+                out[clean_key] = self._secret_metadata(value, counter)
             elif (
-                isinstance(key, str)
-                and isinstance(value, str)
-                and value
-                and value != MASK
-                and _SECRET_KEY_NAME.fullmatch(key)
+                isinstance(value, str)
+                and value not in ("", MASK)
+                and ((env_value and key == "value") or _secret_value(key, value))
             ):
-                out[key] = MASK
+                out[clean_key] = MASK
                 counter[0] += 1
             else:
-                out[key] = self._walk(value, counter)
+                out[clean_key] = self._walk(value, counter)
         return out
 
     def _secret_metadata(self, meta: dict[Any, Any], counter: list[int]) -> dict[Any, Any]:
@@ -195,6 +213,21 @@ class Redactor:
         return dict(new)
 
 
+def _secret_value(key: Any, value: str) -> bool:
+    """A string value that a dict key marks as secret (always, or when it looks random)."""
+    if not isinstance(key, str):
+        return False
+    if SECRET_KEY_NAME.fullmatch(key):
+        return True
+    return bool(WEAK_KEY.search(key) or HEADER_KEY.fullmatch(key)) and high_entropy(value)
+
+
+def _env_secret(obj: dict[Any, Any]) -> bool:
+    """``{"name": "DB_PASSWORD", "value": ...}`` (Kubernetes env, header lists)."""
+    name = obj.get("name", obj.get("key"))
+    return isinstance(name, str) and "value" in obj and bool(SECRET_KEY_NAME.fullmatch(name))
+
+
 _DEFAULT: Redactor | None = None
 
 
@@ -204,3 +237,12 @@ def default_redactor() -> Redactor:
     if _DEFAULT is None:
         _DEFAULT = Redactor()
     return _DEFAULT
+
+
+def clean(obj: T, redactor: Redactor | None = None) -> T:
+    """Redact (and strip terminal control from) a str or JSON-like value: the exit function.
+
+    ``redactor``: the one built from the configured ``tools.redact_patterns`` (e.g. the
+    executor's); the built-in patterns only when None.
+    """
+    return (redactor or default_redactor()).clean(obj)

@@ -103,8 +103,12 @@ class AppActions(App[None]):
         self._open_kind("R")
 
     def _runbook_text(self, ident: str) -> str | None:
+        """The whole runbook behind ``ident``, redacted and without terminal control."""
+        from opsmate.tools.redact import clean
+
         session = self.bridge.session
-        return session.store.runbook_text.get(ident) if session is not None else None
+        text = session.store.runbook_text.get(ident) if session is not None else None
+        return clean(text, session.sources.executor.redactor) if session and text else text
 
     def action_save(self) -> None:
         from opsmate.tui.screens.save import SaveScreen

@@ -56,7 +56,9 @@ class OpsmateApp(AppActions):
         Binding("ctrl+y", "copy_report", "Copy report", show=False),
         Binding("ctrl+b", "switch_bundle", "Bundle", show=False),
         Binding("ctrl+t", "toggle_dark", "Theme", show=False),
-        Binding("ctrl+q", "quit", "Quit"),
+        # priority: checked before any screen's bindings, so it quits from modal screens
+        # (evidence and runbook viewers, dialogs) too
+        Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
     def __init__(

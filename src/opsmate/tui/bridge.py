@@ -10,7 +10,7 @@ paused in the callback, so the UI never reads objects the engine is changing.
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import threading
 import time
 from collections.abc import Callable
@@ -18,6 +18,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel
+
+from opsmate.tools.redact import Redactor, clean
 from opsmate.tui import messages as m
 from opsmate.tui.failures import TITLES, failure
 
@@ -58,7 +61,7 @@ class Bridge:
 
     def __init__(self, options: LaunchOptions, post: Post) -> None:
         self.options = options
-        self.post = post
+        self._post = post
         self.session: Session | None = None
         self.turn = 0
         self._active: int | None = None
@@ -70,6 +73,16 @@ class Bridge:
         self._stream_text = ""
         self._max_step = 0
         self._started = 0.0
+
+    def post(self, message: Message) -> Any:
+        """Post ``message`` with every text in it redacted and free of terminal control.
+
+        This is the only way engine data reaches the screen, so it is the TUI's exit:
+        questions, steps, model text, state, evidence, reports, errors, saved sessions.
+        """
+        session = self.session
+        redactor = session.sources.executor.redactor if session is not None else None
+        return self._post(clean_message(message, redactor))
 
     # -- configuration --------------------------------------------------------------------
     def settings(self) -> Settings:
@@ -265,6 +278,7 @@ class Bridge:
         """Write the latest report as ``<target>.md`` and ``<target>.json``; the two paths."""
         from opsmate.agent.report import render_markdown
         from opsmate.errors import InputError
+        from opsmate.textsafe import dumps_json
 
         report = self.latest_report()
         if report is None:
@@ -273,10 +287,8 @@ class Bridge:
         stem = target.with_suffix("") if target.suffix.lower() in (".md", ".json") else target
         md, js = stem.with_name(stem.name + ".md"), stem.with_name(stem.name + ".json")
         md.parent.mkdir(parents=True, exist_ok=True)
-        md.write_text(render_markdown(report), encoding="utf-8")
-        js.write_text(
-            json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-        )
+        md.write_text(render_markdown(report), encoding="utf-8")  # sanitised by the renderer
+        js.write_text(dumps_json(report.to_json(), indent=2) + "\n", encoding="utf-8")
         return [md, js]
 
     # -- events (engine thread) -----------------------------------------------------------
@@ -361,3 +373,17 @@ class Bridge:
             tokens=tokens,
             seconds=budget.seconds if budget else time.monotonic() - self._started,
         )
+
+
+def clean_message(message: Message, redactor: Redactor | None = None) -> Message:
+    """``message`` with each field redacted and stripped of terminal control, in place.
+
+    Models (state, evidence, reports) are replaced by cleaned copies, never changed, so
+    the engine's own objects stay as they are.
+    """
+    if dataclasses.is_dataclass(message):
+        for f in dataclasses.fields(message):
+            value = getattr(message, f.name)
+            if isinstance(value, str | dict | list | tuple | BaseModel):
+                setattr(message, f.name, clean(value, redactor))
+    return message

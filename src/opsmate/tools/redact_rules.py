@@ -1,0 +1,274 @@
+"""The secret patterns of :mod:`opsmate.tools.redact`, and the tests behind the fuzzy ones.
+
+Each rule is ``(compiled regex, replacement, gate)``; a replacement either masks one
+group (``keep(n)``: the text around it stays) or decides per match (base64 payloads,
+bare ``Basic`` credentials, values that are secret only when they look random); the
+gate is a cheap search on the lower-cased text that must succeed for the rule to run.
+The order of :data:`RULES` matters: specific shapes (PEM, headers, cookies, provider
+tokens) run before the generic ``key=value`` rules, so a value is masked and counted once.
+
+Key names that make a value secret (``password``, ``PGPASSWORD``, ``client_secret``,
+``X-Api-Key``, ``密码`` ...) are :data:`KEY`; a key is secret when it *ends* with one of
+those words, so ``password_reset_requested=true`` stays while ``DB_PASSWORD=x`` does not.
+``auth``, ``credentials``, ``cookie`` and ``authorization`` also appear in prose ("it
+needs credentials: run ..."), so they count in ``key=value``, ``"key": value`` and
+YAML ``key: value`` lines only. A key that merely contains such a word
+(``SECRET_KEY_BASE``), a signature, session or nonce-like key, or a custom header name
+(``X-Acme-Sig``) hides its value only when the value looks random (:func:`high_entropy`);
+hex (trace ids, git shas, UUIDs) never does.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+import re
+from collections import Counter
+from collections.abc import Callable
+
+MASK = "[REDACTED]"
+
+Repl = Callable[[re.Match[str]], str]
+Gate = re.Pattern[str] | None
+
+# words a secret-bearing key may end with, glued to a prefix or not (PGPASSWORD, csrftoken)
+STRONG = (
+    r"passwor[dt]|passwd|passphrase|secret|token|api[_-]?key"
+    r"|(?:access|secret|private|account|encryption|signing|master|client)[_-]?key"
+    r"|shared[_-]?access[_-]?(?:key|signature)|x-(?:amz|goog)-signature"
+    r"|密码|口令|令牌|密钥|秘钥|凭证|凭据"
+)
+PROSE = r"credentials?|cookie|authorization"  # glued too, but common in prose
+GLUED = rf"{STRONG}|{PROSE}"
+# words that only count as a whole segment of the key (auth=, x-auth:, MYSQL_PWD=; not oauth)
+SEGMENT = r"pwd|auth"
+KEY = rf"(?:[\w.-]*?(?:{GLUED})|(?:[\w.-]*?[_.-])?(?:{SEGMENT}))"
+_KEY_STRONG = rf"(?:[\w.-]*?(?:{STRONG})|(?:[\w.-]*?[_.-])?pwd)"
+_KEY_PROSE = rf"(?:[\w.-]*?(?:{PROSE})|(?:[\w.-]*?[_.-])?auth)"
+# a dict key naming a secret (spaces allowed: "User Password")
+SECRET_KEY_NAME = re.compile(rf"(?i)(?:[\w. -]*?(?:{GLUED})|(?:[\w. -]*?[_. -])?(?:{SEGMENT}))")
+# keys whose value is hidden when it looks random
+WEAK_KEY = re.compile(
+    rf"(?i)(?:{GLUED}|{SEGMENT}|sig|signature|hmac|session|sid|nonce|salt|key|pass)"
+)
+HEADER_KEY = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)+")
+_HEXISH = re.compile(r"[0-9a-fA-F-]+")
+_Q = r"\\?[\"']"  # a quote, perhaps escaped (JSON inside a JSON string)
+_SEP = r"\\?[\"']?[ \t]*[:=：][ \t]*"
+_VALUE = (
+    r"(?:\\\"((?:[^\"\\]|\\[^\"])*)\\\""  # \"escaped\"
+    r"|\"((?:[^\"\\]|\\.)*)\""  # "double"
+    r"|'([^'\n]*)'"  # 'single'
+    r"|\{([^}\n]*)\}"  # {odbc}
+    r"|([^\s&,;\"'}\])<>，。；、）]+))"  # bare
+)
+_SCHEME = re.compile(r"(?i)bearer|basic|token|apikey|digest|negotiate|ntlm|sharedkey")
+
+
+def _is_masked(value: str) -> bool:
+    return value in ("", MASK) or value.startswith("[REDACTED")
+
+
+def keep(group: int) -> Repl:
+    """A replacement that masks ``group`` and keeps the rest of the match."""
+
+    def repl(m: re.Match[str]) -> str:
+        if _is_masked(m.group(group)):
+            return m.group(0)
+        return m.string[m.start() : m.start(group)] + MASK + m.string[m.end(group) : m.end()]
+
+    return repl
+
+
+def _first_value(m: re.Match[str], first: int) -> int | None:
+    for group in range(first, first + 5):
+        if m.group(group) is not None:
+            return group
+    return None
+
+
+def _pair(m: re.Match[str]) -> str:
+    group = _first_value(m, 2)
+    if group is None or (group == 6 and _SCHEME.fullmatch(m.group(group))):
+        return m.group(0)  # "authorization: Bearer [REDACTED]": the scheme is not the secret
+    return keep(group)(m)
+
+
+def shannon(value: str) -> float:
+    """Bits per character of ``value``."""
+    n = len(value)
+    return -sum(c / n * math.log2(c / n) for c in Counter(value).values()) if n else 0.0
+
+
+def high_entropy(value: str) -> bool:
+    """A random-looking token: 16+ chars, 3 of (lower, upper, digit, +/), not hex, 3.5+ bits."""
+    v = value.strip("=\"'")
+    if len(v) < 16 or _HEXISH.fullmatch(v) or any(c.isspace() for c in v):
+        return False  # too short, a hex id, or words ("POST /v1/orders")
+    if "/" in v and not any(
+        any(c.islower() for c in seg) and any(c.isupper() for c in seg) for seg in v.split("/")
+    ):
+        return False  # a path or object key ("uploads/2026/05/a.png"): no mixed-case segment
+    classes = sum(
+        1
+        for test in (str.islower, str.isupper, str.isdigit, lambda c: c in "+/")
+        if any(test(c) for c in v)
+    )
+    return classes >= 3 and shannon(v) >= 3.5
+
+
+def b64_text(token: str) -> str | None:
+    """The printable UTF-8 text a base64 / base64url token decodes to, else None."""
+    s = token.rstrip("=")
+    if len(s) % 4 == 1 or (("-" in s or "_" in s) and ("+" in s or "/" in s)):
+        return None
+    s = s.translate(str.maketrans("-_", "+/")) + "=" * (-len(s) % 4)
+    try:
+        text = base64.b64decode(s, validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None
+    if len(text) < 4 or not all(c.isprintable() or c in "\n\t\r" for c in text):
+        return None
+    return text
+
+
+def _basic(m: re.Match[str]) -> str:
+    token = m.group(2)
+    decoded = b64_text(token)
+    looks_random = len(token) >= 12 and any(c.isdigit() or c in "+/=" for c in token)
+    if (decoded is not None and ":" in decoded) or looks_random:
+        return keep(2)(m)
+    return m.group(0)
+
+
+def _weak_pair(m: re.Match[str]) -> str:
+    key, value = m.group(1), m.group(3)
+    if (WEAK_KEY.search(key) or HEADER_KEY.fullmatch(key)) and high_entropy(value):
+        return keep(3)(m)
+    return m.group(0)
+
+
+PEM = re.compile(
+    r"(-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----)"
+    r"[\s\S]*?"
+    r"(-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)"
+)
+AUTH_HEADER = re.compile(
+    r"(?i)(\b(?:proxy-)?authorization\\?[\"']?\s*[:=]\s*\\?[\"']?"
+    r"(?:bearer|basic|token|apikey|digest|negotiate|ntlm|sharedkey)\s+)"
+    r"([^\s\"',;\\]+)"
+)
+COOKIE = re.compile(
+    r"(?i)(\b(?:set-)?cookie\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?)"
+    r"([^\s;,\"'\\]+(?:;[ \t]*[^\s;,\"'\\]+)*)"
+)
+BEARER = re.compile(r"(?i)(\bbearer\s+)([A-Za-z0-9\-._~+/]{8,}=*)")
+BASIC = re.compile(r"(?i)(\bbasic\s+)([A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])")
+JWT = re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*")
+URL_PASSWORD = re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^/\s:@\"']*:)([^@\s/\"']+)(@)")
+SAS_SIG = re.compile(r"(?i)([?&;]sig=)([^&\s\"'#]+)")
+SLACK_HOOK = re.compile(r"(https://hooks\.slack\.com/services/[A-Z0-9]+/[A-Z0-9]+/)([A-Za-z0-9]+)")
+AWS_ACCESS_KEY = re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b")
+AWS_SECRET = re.compile(
+    r"(?i)(\baws[\w .-]{0,30}?(?:secret|key)[\w .-]{0,20}?[\"']?\s*[:=]\s*[\"']?)"
+    r"([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"
+)
+PROVIDER_TOKEN = re.compile(
+    r"(?<![A-Za-z0-9_-])(?:(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}"
+    r"|sk-(?:proj|svcacct|admin|ant-(?:api|admin)\d\d)-[A-Za-z0-9_-]{16,}"
+    r"|sk-[A-Za-z0-9]{32,}"
+    r"|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
+    r"|gl(?:pat|ptt|dt|rt|cbt|oas|soat|ffct|imt|agent)-[0-9A-Za-z_-]{20,}"
+    r"|GR1348941[0-9A-Za-z_-]{20,}"
+    r"|xox[baprse]-(?:[A-Za-z0-9-]|<[a-z*]+>){10,}|xapp-[A-Za-z0-9-]{10,}"  # <num>: templated
+    r"|AIza[0-9A-Za-z_-]{35}|ya29\.[0-9A-Za-z_-]{20,}|GOCSPX-[0-9A-Za-z_-]{20,}"
+    r"|npm_[A-Za-z0-9]{36}|hf_[A-Za-z]{30,}|pypi-AgE[A-Za-z0-9_-]{40,}"
+    r"|dop_v1_[a-f0-9]{64}|hvs\.[A-Za-z0-9_-]{24,}|dapi[0-9a-f]{32}"
+    r"|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}|whsec_[A-Za-z0-9]{20,}"
+    r"|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32})"
+)
+ENV_JSON = re.compile(
+    rf"(?i)({_Q}name{_Q}[ \t]*:[ \t]*{_Q}{KEY}{_Q}[ \t]*,[ \t]*{_Q}value{_Q}[ \t]*:[ \t]*{_Q})"
+    r"((?:[^\"'\\]|\\[^\"'])+)"
+)
+ENV_YAML = re.compile(
+    rf"(?im)(^[ \t]*-?[ \t]*name:[ \t]*[\"']?{KEY}[\"']?[ \t]*\n[ \t]*value:[ \t]*[\"']?)"
+    r"([^\s\"'][^\n\"']*)"
+)
+# key=value, key: value, "key": "value" for the strong words
+PAIR = re.compile(rf"(?i)(?<![\w.-])({_KEY_STRONG}{_SEP}){_VALUE}")
+# the prose-prone words: key=value, "key": value, and YAML "key: value" at a line start
+PAIR_PROSE = re.compile(
+    rf"(?im)((?:(?<![\w.-]){_KEY_PROSE}[ \t]*=[ \t]*"
+    rf"|(?<=[\"']){_KEY_PROSE}\\?[\"'][ \t]*[:=：][ \t]*"
+    rf"|^[ \t]*-?[ \t]*{_KEY_PROSE}[ \t]*[:：][ \t]*)){_VALUE}"
+)
+CLI_FLAG = re.compile(
+    r"(?i)((?<![\w-])--?(?:[a-z0-9]+-)*(?:password|passwd|pwd|secret|token|api-?key|access-key"
+    r"|secret-key|requirepass|masterauth)(?:[ \t]+|=))([^\s\"'-][^\s\"']*|\"[^\"]*\"|'[^']*')"
+)
+CLI_TOOLS = re.compile(
+    r"(\bmysql(?:dump|admin|sh)?\b[^\n]*?\s-p)([^\s-][^\s]*)"
+    r"|(\bredis-cli\b[^\n]*?\s-a[ \t]+)(\S+)"
+    r"|(?i:(\b(?:sqlplus|rman|expdp|impdp|sqlldr|dgmgrl)(?:[ \t]+-\w+)*[ \t]+[^\s/@]+/)"
+    r"([^\s@\"']+))"
+    r"|(?i:(jdbc:oracle:\w+:[^\s/@:]+/)([^\s@\"']+)(?=@))"
+    r"|(?i:(\bmachine\s+\S+\s+login\s+\S+\s+password\s+)(\S+))"
+    r"|(?im:(^[ \t]*(?:requirepass|masterauth)[ \t]+)(\S+))"
+)
+WEAK_PAIR = re.compile(
+    r"(?<![\w.-])([A-Za-z_][\w.-]{0,60})(\\?[\"']?[ \t]*[:=：][ \t]*\\?[\"']?)"
+    r"([A-Za-z0-9+/_=.~-]{16,})"
+)
+B64_TOKEN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{12,}={0,2}(?![A-Za-z0-9+/=_-])")
+
+
+def _cli_tools(m: re.Match[str]) -> str:
+    for group in range(2, (m.re.groups or 0) + 1, 2):
+        if m.group(group) is not None:
+            return keep(group)(m)
+    return m.group(0)  # pragma: no cover - one alternative always matches
+
+
+def _pem(m: re.Match[str]) -> str:
+    return f"{m.group(1)}{MASK}{m.group(2)}"
+
+
+def _gate(*words: str) -> re.Pattern[str]:
+    return re.compile("|".join(re.escape(w) for w in words))
+
+
+# words one of which a text must contain (lower-cased) for a key-based rule to match at all
+_KEY_WORDS = (
+    "pass", "pwd", "secret", "token", "key", "credential", "cookie", "auth", "sig",
+    "密码", "口令", "令牌", "密钥", "秘钥", "凭证", "凭据",
+)  # fmt: skip
+_WEAK_WORDS = (*_KEY_WORDS, "-", "hmac", "session", "sid", "nonce", "salt")
+_CLI_WORDS = (
+    "mysql", "redis-cli", "sqlplus", "rman", "expdp", "impdp", "sqlldr", "dgmgrl",
+    "jdbc:oracle", "machine", "requirepass", "masterauth",
+)  # fmt: skip
+
+# the fixed rules, in order; a base64 pass (which needs the whole redactor) runs after them
+RULES: list[tuple[re.Pattern[str], Repl | str, Gate]] = [
+    (PEM, _pem, _gate("private key")),
+    (AUTH_HEADER, keep(2), _gate("authorization")),
+    (COOKIE, keep(2), _gate("cookie")),
+    (JWT, MASK, _gate("eyj")),
+    (BEARER, keep(2), _gate("bearer")),
+    (BASIC, _basic, _gate("basic")),
+    (URL_PASSWORD, keep(2), _gate("://")),
+    (SAS_SIG, keep(2), _gate("sig=")),
+    (SLACK_HOOK, keep(2), _gate("hooks.slack.com")),
+    (AWS_ACCESS_KEY, MASK, _gate("akia", "asia", "agpa", "aida", "aroa", "anpa")),
+    (AWS_SECRET, keep(2), _gate("aws")),
+    (PROVIDER_TOKEN, MASK, None),
+    (ENV_JSON, keep(2), _gate("value")),
+    (ENV_YAML, keep(2), _gate("value")),
+    (PAIR, _pair, _gate(*_KEY_WORDS)),
+    (PAIR_PROSE, _pair, _gate("credential", "cookie", "auth")),
+    (CLI_FLAG, keep(2), _gate(*_KEY_WORDS)),
+    (CLI_TOOLS, _cli_tools, _gate(*_CLI_WORDS)),
+    (WEAK_PAIR, _weak_pair, _gate(*_WEAK_WORDS)),
+]
