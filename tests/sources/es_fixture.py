@@ -9,8 +9,12 @@ It implements, honestly, the subset of the query DSL the log tools send: ``bool`
 (filter / must / should / must_not / minimum_should_match), ``range`` (dates, numbers),
 ``term`` (with ``case_insensitive``), ``terms``, ``exists``, ``match`` (operator),
 ``match_phrase``, ``match_all``; ``size``, ``from``, ``sort`` (fields, ``_doc``),
-``search_after``, ``track_total_hits``, ``_source`` filtering and ``terms``
-aggregations. Anything else is answered HTTP 400 with an ES-shaped error, so a
+``search_after``, ``track_total_hits``, ``_source`` filtering, and the aggregations
+``terms``, ``filter``, ``missing``, ``date_histogram`` (``fixed_interval``,
+``min_doc_count``, ``extended_bounds``), ``percentiles`` (keyed ``values``), ``min`` and
+``max`` (``value`` / ``value_as_string`` on dates), with sub-aggregations nested in each
+bucket as the server nests them (shapes recorded from the Elasticsearch reference
+documentation of each aggregation). Anything else is answered HTTP 400 with an ES-shaped error, so a
 query the fixture does not understand fails loudly instead of matching silently.
 Text fields use a simplified standard analyzer (lower-cased word tokens).
 
@@ -463,11 +467,26 @@ class ESFixture(LoopbackServer):
         return False
 
     def _agg(self, spec: dict[str, Any], docs: list[Doc]) -> dict[str, Any]:
-        if set(spec) != {"terms"}:
+        """One aggregation (and its sub-aggregations) over ``docs``, in ES response shape."""
+        kinds = [k for k in spec if k not in ("aggs", "aggregations")]
+        if len(kinds) != 1:
+            raise ESError(400, "parsing_exception", "Expected [START_OBJECT] under aggregation")
+        kind = kinds[0]
+        subs = spec.get("aggs", spec.get("aggregations")) or {}
+        handler = getattr(self, f"_agg_{kind}", None)
+        if handler is None:
+            raise ESError(400, "parsing_exception", f"Unknown aggregation type [{kind}]")
+        if subs and kind in ("percentiles", "max", "min"):
             raise ESError(
-                400, "parsing_exception", f"Unknown aggregation type [{next(iter(spec))}]"
-            )
-        field, size = spec["terms"]["field"], int(spec["terms"].get("size", 10))
+                400, "aggregation_initialization_exception",
+                f"Aggregator [{kind}] of type [{kind}] cannot accept sub-aggregations",
+            )  # fmt: skip
+        return handler(spec[kind], docs, subs)
+
+    def _subs(self, subs: dict[str, Any], docs: list[Doc]) -> dict[str, Any]:
+        return {name: self._agg(sub, docs) for name, sub in subs.items()}
+
+    def _no_fielddata(self, field: str) -> None:
         if self.searcher.ftype(field) == "text":
             raise ESError(
                 400,
@@ -475,17 +494,129 @@ class ESFixture(LoopbackServer):
                 f"Fielddata is disabled on [{field}]. Text fields are not optimised for operations "
                 "that require per-document field data like aggregations and sorting",
             )
-        counts: dict[str, int] = {}
+
+    def _agg_terms(self, spec: dict[str, Any], docs: list[Doc], subs: dict[str, Any]) -> Any:
+        field, size = spec["field"], int(spec.get("size", 10))
+        self._no_fielddata(field)
+        groups: dict[str, list[Doc]] = {}
+        raw: dict[str, Any] = {}
         for d in docs:
             v = _field(d.source, field)
             if v is not None:
-                counts[str(v)] = counts.get(str(v), 0) + 1
-        ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+                groups.setdefault(str(v), []).append(d)
+                raw.setdefault(str(v), v)
+        ranked = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+        buckets = []
+        for k, members in ranked[:size]:
+            numeric = self.searcher.ftype(field) in ("long", "integer", "double")
+            bucket: dict[str, Any] = {"key": raw[k] if numeric else k, "doc_count": len(members)}
+            bucket.update(self._subs(subs, members))
+            buckets.append(bucket)
         return {
             "doc_count_error_upper_bound": 0,
-            "sum_other_doc_count": sum(n for _, n in ranked[size:]),
-            "buckets": [{"key": k, "doc_count": n} for k, n in ranked[:size]],
+            "sum_other_doc_count": sum(len(m) for _, m in ranked[size:]),
+            "buckets": buckets,
         }
+
+    def _agg_filter(self, spec: dict[str, Any], docs: list[Doc], subs: dict[str, Any]) -> Any:
+        members = [d for d in docs if self.searcher.matches(spec, d)]
+        return {"doc_count": len(members), **self._subs(subs, members)}
+
+    def _agg_missing(self, spec: dict[str, Any], docs: list[Doc], subs: dict[str, Any]) -> Any:
+        members = [d for d in docs if _field(d.source, spec["field"]) in (None, [])]
+        return {"doc_count": len(members), **self._subs(subs, members)}
+
+    def _numbers(self, field: str, docs: list[Doc]) -> list[float]:
+        conv = _date_ms if self.searcher.ftype(field) == "date" else float
+        out = []
+        for d in docs:
+            v = _field(d.source, field)
+            if isinstance(v, int | float | str) and not isinstance(v, bool):
+                try:
+                    out.append(float(conv(v)))
+                except ValueError:
+                    continue
+        return out
+
+    def _metric(self, field: str, value: float | None) -> dict[str, Any]:
+        out: dict[str, Any] = {"value": value}
+        if value is not None and self.searcher.ftype(field) == "date":
+            dt = datetime.fromtimestamp(value / 1000, tz=UTC)
+            out["value_as_string"] = dt.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        return out
+
+    def _agg_max(self, spec: dict[str, Any], docs: list[Doc], subs: dict[str, Any]) -> Any:
+        vals = self._numbers(spec["field"], docs)
+        return self._metric(spec["field"], max(vals) if vals else None)
+
+    def _agg_min(self, spec: dict[str, Any], docs: list[Doc], subs: dict[str, Any]) -> Any:
+        vals = self._numbers(spec["field"], docs)
+        return self._metric(spec["field"], min(vals) if vals else None)
+
+    def _agg_percentiles(self, spec: dict[str, Any], docs: list[Doc], subs: dict[str, Any]) -> Any:
+        """Keyed percentiles (``{"values": {"50.0": v}}``; null without values). Exact, with
+        linear interpolation between ranks, as TDigest is on sets this small."""
+        vals = sorted(self._numbers(spec["field"], docs))
+        percents = spec.get("percents") or [1, 5, 25, 50, 75, 95, 99]
+        out: dict[str, Any] = {}
+        for p in percents:
+            key = f"{float(p)}"
+            if not vals:
+                out[key] = None
+                continue
+            pos = (len(vals) - 1) * float(p) / 100
+            lo, hi = int(pos), min(int(pos) + 1, len(vals) - 1)
+            out[key] = vals[lo] + (vals[hi] - vals[lo]) * (pos - lo)
+        return {"values": out}
+
+    def _agg_date_histogram(
+        self, spec: dict[str, Any], docs: list[Doc], subs: dict[str, Any]
+    ) -> Any:
+        unknown = set(spec) - {"field", "fixed_interval", "min_doc_count", "extended_bounds",
+                               "format", "time_zone"}  # fmt: skip
+        if unknown or "fixed_interval" not in spec:
+            raise ESError(
+                400, "illegal_argument_exception",
+                "date_histogram: this fixture needs [fixed_interval] "
+                f"and knows no [{', '.join(sorted(unknown))}]",
+            )  # fmt: skip
+        m = re.fullmatch(r"(\d+)(ms|s|m|h|d)", str(spec["fixed_interval"]))
+        if not m:
+            raise ESError(400, "illegal_argument_exception", "failed to parse [fixed_interval]")
+        step = int(m.group(1)) * {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000,
+                                  "d": 86_400_000}[m.group(2)]  # fmt: skip
+        field = spec["field"]
+        groups: dict[int, list[Doc]] = {}
+        for d in docs:
+            v = _field(d.source, field)
+            if v is not None:
+                key = _date_ms(v) // step * step
+                groups.setdefault(key, []).append(d)
+        keys = set(groups)
+        min_count = int(spec.get("min_doc_count", 1))
+        bounds = spec.get("extended_bounds")
+        if min_count == 0:
+            lows = [*keys]
+            highs = [*keys]
+            if bounds:
+                lows.append(_date_ms(bounds["min"]) // step * step)
+                highs.append(_date_ms(bounds["max"]) // step * step)
+            if lows:
+                keys = set(range(min(lows), max(highs) + 1, step))
+        buckets = []
+        for key in sorted(keys):
+            members = groups.get(key, [])
+            if len(members) < min_count:
+                continue
+            dt = datetime.fromtimestamp(key / 1000, tz=UTC)
+            bucket: dict[str, Any] = {
+                "key_as_string": dt.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+                "key": key,
+                "doc_count": len(members),
+            }
+            bucket.update(self._subs(subs, members))
+            buckets.append(bucket)
+        return {"buckets": buckets}
 
     @staticmethod
     def _includes(body: dict[str, Any], params: dict[str, str]) -> list[str] | None:

@@ -7,6 +7,7 @@ import json
 import time
 from collections import Counter
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -236,7 +237,14 @@ def test_log_stats_counts_levels_exactly_and_groups_messages(es: ESFixture) -> N
     assert out.data["coverage"]["sample"] is False
     assert out.data["coverage"]["messages_grouped"] == len(want)
     agg = es.requests[-1]["body"]["aggs"]
-    assert agg == {"by_level": {"terms": {"field": "level", "size": 50}}}
+    assert agg["by_level"] == {"terms": {"field": "level", "size": 50}}
+    hist = agg["timeline"]["date_histogram"]
+    assert hist["fixed_interval"] == "180s" and hist["min_doc_count"] == 0
+    assert agg["dur0"]["filter"] == {"exists": {"field": "duration_ms"}}
+    # counted by the server: the level timeline adds up to every matching record
+    assert sum(out.data["timeline"]["total"]) == len(want)
+    assert sum(out.data["timeline"]["error"]) == sum(r["level"].lower() == "error" for r in want)
+    assert out.data["buckets"]["count"] == len(out.data["timeline"]["total"])
 
 
 def test_log_stats_over_a_sample_still_counts_levels_exactly(
@@ -246,13 +254,16 @@ def test_log_stats_over_a_sample_still_counts_levels_exactly(
     out = run(es.url, "log_stats", s.LogStatsArgs())
     total = len(expected(lambda r: True))
     assert out.data["total"] == total and sum(out.data["by_level"].values()) == total
-    assert out.data["coverage"] == {
-        "records_matching": total,
-        "messages_grouped": 50,
-        "sample": True,
-        "note": "by_level counts every matching record; top_messages group the 50 most recent",
-    }
-    assert sum(g["count"] for g in out.data["top_messages"]) + out.data["other_messages"] == 50
+    errors = [r for r in expected(lambda r: True) if r["level"].lower() == "error"]
+    recent_errors = [r for r in sample_logs()[-50:] if r["level"].lower() == "error"]
+    grouped = 50 + len(errors) - len(recent_errors)  # the recent sample + the error sample
+    assert out.data["coverage"]["records_matching"] == total
+    assert out.data["coverage"]["messages_grouped"] == grouped and out.data["coverage"]["sample"]
+    assert sum(g["count"] for g in out.data["top_messages"]) + out.data["other_messages"] == grouped
+    # the second search asked for error-like records: an error level, or none and error words
+    err_query = es.requests[-1]["body"]["query"]["bool"]
+    assert err_query["minimum_should_match"] == 1 and len(err_query["should"]) == 9
+    assert sum(out.data["timeline"]["total"]) == total  # still exact: an aggregation
 
 
 def test_log_stats_with_a_level_filter(es: ESFixture) -> None:
@@ -260,8 +271,11 @@ def test_log_stats_with_a_level_filter(es: ESFixture) -> None:
     assert out.data["by_level"] == {"warning": 12, "warn": 6}
     assert {g["pattern"] for g in out.data["top_messages"]} == {
         "connection pool exhausted, queueing request",
-        "slow query took <dur>",
+        "slow query took <num> ms",
     }
+    slow = out.data["latency"][0]  # a duration written in the text
+    assert slow["key"] == "slow query took <num> ms" and slow["source"] == "text"
+    assert slow["count"] == 6 and slow["max_ms"] == 1000.0
 
 
 # --------------------------------------------------------------------------- the fixture itself
@@ -416,3 +430,80 @@ def test_live_answers_equal_bundle_replay_of_the_same_records(repo_root: Path) -
             assert {k: v for k, v in got.data.items() if k != "coverage"} == want.data, tool
             assert got.source_refs == want.source_refs, tool
             assert got.complete == want.complete, tool
+
+
+# --------------------------------------------------------------------------- aggregations
+
+
+def _api_docs() -> list[dict[str, Any]]:
+    """An API whose /api/b slows down and fails after 01:48, one rare error, one unleveled."""
+    docs: list[dict[str, Any]] = []
+    t = WINDOW_FROM
+    i = 0
+    while t < WINDOW_TO:
+        late = t >= WINDOW_FROM + timedelta(minutes=18)
+        path = "/api/b" if i % 2 else "/api/a"
+        slow = late and path == "/api/b"
+        docs.append(
+            {
+                "_id": f"a-{i:05d}",
+                "@timestamp": t.isoformat().replace("+00:00", "Z"),
+                "service": "api",
+                "environment": "test",
+                "level": "INFO",
+                "message": f"{path} served",
+                "path": path,
+                "status": "503" if slow and i % 4 == 1 else "200",
+                "duration_ms": 900 + i % 50 if slow else 20 + i % 20,
+            }
+        )
+        t += timedelta(seconds=5)
+        i += 1
+    needle = WINDOW_FROM + timedelta(minutes=7)
+    stamp = needle.isoformat().replace("+00:00", "Z")
+    docs.append({"_id": "needle", "@timestamp": stamp, "service": "api", "environment": "test",
+                 "level": "ERROR", "message": "pq: sorry, too many clients already"})  # fmt: skip
+    docs.append({"_id": "dns", "@timestamp": stamp, "service": "api", "environment": "test",
+                 "message": "curl: (6) Could not resolve host: fx.internal"})  # fmt: skip
+    return docs
+
+
+def test_log_stats_counts_durations_and_status_codes_on_the_server(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(logs_module, "STATS_SAMPLE", 40)
+    docs = _api_docs()
+    with ESFixture({"logs-test-2026.10.21": docs}) as fx:
+        settings = Settings(
+            environments={"test": {"elasticsearch": {
+                "url": fx.url, "index": INDEX, "status_field": "status", "endpoint_field": "path",
+            }}}
+        )  # fmt: skip
+        spec = {x.name: x for x in tool_specs(settings)}["log_stats"]
+        out = spec.run(s.LogStatsArgs(), ctx())
+        body = fx.requests[-2]["body"]
+    aggs = body["aggs"]
+    assert body["size"] == 40  # a sample for templates, not every record
+    assert aggs["dur0"]["aggs"]["pct"] == {
+        "percentiles": {"field": "duration_ms", "percents": [50, 99]}
+    }
+    assert aggs["status_codes"]["terms"] == {"field": "status", "size": 20}
+    assert aggs["status_by_endpoint"]["aggs"]["codes"]["terms"]["field"] == "status"
+    data = out.data
+    assert data["total"] == len(docs)
+    overall = next(x for x in data["latency"] if x["key"] == "duration_ms")
+    assert overall["count"] == len(docs) - 2 and overall["max_ms"] == 949.0
+    assert overall["shift"]["after_p50_ms"] > overall["shift"]["before_p50_ms"]
+    slow_b = next(x for x in data["latency"] if x["key"] == "/api/b")
+    assert slow_b["p99_ms"] > 900
+    codes = next(x for x in data["status"] if x["key"] == "(all)")
+    n503 = sum(d.get("status") == "503" for d in docs)
+    assert codes["codes"]["503"] == n503 and codes["errors"] == n503
+    assert sum(codes["timeline_errors"]) == n503
+    by_b = next(x for x in data["status"] if x["key"] == "/api/b")
+    assert by_b["errors"] == n503
+    # the rare error and the unleveled one are older than the sample, found all the same
+    examples = {g["example"] for g in data["top_messages"] + data.get("rare_errors", [])}
+    assert "pq: sorry, too many clients already" in examples
+    assert "curl: (6) Could not resolve host: fx.internal" in examples
+    assert data["by_level"]["unknown"] == 1

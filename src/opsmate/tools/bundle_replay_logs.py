@@ -1,25 +1,71 @@
 """Log tools replayed from a bundle's ``logs.ndjson``: search_logs, log_stats, pod_logs.
 
 Each tool is ``(replay, args, ctx) -> ToolOutput``. Filters match the live log tool:
-time range, service, environment, level (``warn`` also matches ``warning``; a
-comma-separated list matches any), and free-text terms that must all appear
-(case-insensitive, anywhere in the record; ``"quoted phrases"`` kept whole,
-``-term`` excludes). Records are returned newest first; a record's reference is
-``log://<service>/<id>`` with its ``id`` field, else its line number in the file.
+time range, service (the record's ``service``, or the service a JSON line names
+itself), environment, level, and free-text terms that must all appear
+(case-insensitive, anywhere in the record; ``"quoted phrases"`` kept whole, ``-term``
+excludes). The level filter matches a record's level as understood
+(:mod:`opsmate.tools.logparse`): the level field, else the level written in the line
+(JSON, ``[ERROR]``, ``ERROR:`` ...), else the level inferred from its content, so an
+unleveled ``Could not resolve host`` is found by ``level=error``; aliases (``warn`` /
+``warning``, ``fatal`` / ``critical``) and comma-separated lists match as before.
+Records are returned newest first; a record's reference is ``log://<service>/<id>``
+with its ``id`` field, else its line number in the file.
+
+Each line is parsed once per bundle (the parse is kept beside the replay), so a second
+call over 150,000 records costs a fraction of the first. Every scan watches the call's
+deadline: close to it, the answer so far is returned with ``complete: false``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import hashlib
-from collections.abc import Mapping
+import time
+import weakref
+from collections.abc import Iterator, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
+from opsmate.timeparse import parse_time
 from opsmate.tools import schemas as s
 from opsmate.tools.base import CallContext, ToolFailure, ToolOutput
 from opsmate.tools.bundle_replay import Replay
+from opsmate.tools.logparse import ParsedLine, canonical_level, parse_record, parsed_extras
+from opsmate.tools.logs_aggs import grid
+from opsmate.tools.logstats import StatsBuilder
+from opsmate.tools.logtemplates import TemplateMiner
+from opsmate.tools.podlogs import POD_LOGS_CHARS, fit_tail, line_record
 from opsmate.tools.shaping import expand_levels, get_field, parse_terms, record_ref
-from opsmate.tools.shaping import log_stats as shape_log_stats
+
+_CHECK_EVERY = 2048  # records between two looks at the deadline
+
+
+class _Index:
+    """What replay knows about the records beyond the loader: parses, times, services."""
+
+    def __init__(self, r: Replay) -> None:
+        self.epochs = [t.timestamp() for t in r.d.log_times]
+        self.parsed: list[ParsedLine | None] = [None] * len(r.d.logs)
+        self.miner = TemplateMiner()  # shared by every log_stats call on this bundle
+
+    def parse(self, r: Replay, i: int) -> ParsedLine:
+        pl = self.parsed[i]
+        if pl is None:
+            pl = self.parsed[i] = parse_record(r.d.logs[i])
+        return pl
+
+
+_INDEXES: weakref.WeakKeyDictionary[Replay, _Index] = weakref.WeakKeyDictionary()
+
+
+def index_of(r: Replay) -> _Index:
+    """The per-bundle parse cache of ``r`` (built on first use)."""
+    ix = _INDEXES.get(r)
+    if ix is None:
+        ix = _INDEXES[r] = _Index(r)
+    return ix
 
 
 def _record_text(rec: Mapping[str, Any]) -> str:
@@ -35,7 +81,13 @@ def _record_text(rec: Mapping[str, Any]) -> str:
         elif v is not None:
             parts.append(str(v))
 
-    walk({k: v for k, v in rec.items() if k != "@timestamp"})
+    for k, v in rec.items():
+        if k == "@timestamp":
+            continue
+        if isinstance(v, str):
+            parts.append(v)
+        else:
+            walk(v)
     return "\n".join(parts).lower()
 
 
@@ -44,6 +96,39 @@ def log_ref(r: Replay, i: int) -> str:
     rec = r.d.logs[i]
     rid = rec.get("id") or rec.get("_id") or r.d.log_lines[i]
     return record_ref(str(get_field(rec, "service") or "") or None, str(rid))
+
+
+@contextlib.contextmanager
+def _no_gc() -> Iterator[None]:
+    """No cyclic garbage collection during a scan: it allocates only acyclic parse results,
+    and collections over a heap of 150,000 records would cost a quarter of the scan."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+class _Deadline:
+    """Whether a scan must stop now to answer inside the call's time-out."""
+
+    def __init__(self, ctx: CallContext) -> None:
+        self.at: float | None = None
+        if ctx.deadline is not None:
+            budget = ctx.deadline - time.monotonic()
+            self.at = ctx.deadline - min(max(budget * 0.15, 0.25), 1.5)
+
+    def passed(self) -> bool:
+        return self.at is not None and time.monotonic() >= self.at
+
+
+def _wanted_levels(level: str | None) -> set[str] | None:
+    raw = expand_levels(level)
+    if raw is None:
+        return None
+    return {canonical_level(v) or v for v in raw}
 
 
 def filter_logs(
@@ -55,22 +140,34 @@ def filter_logs(
     service: str | None,
     level: str | None,
     query: str | None = None,
-) -> list[int]:
-    """Indices of matching log records (time range inclusive), newest first."""
-    levels = expand_levels(level)
+    deadline: _Deadline | None = None,
+) -> tuple[list[int], bool]:
+    """Indices of matching records (time range inclusive), newest first, and whether the
+    whole bundle was scanned (False when the deadline stopped the scan)."""
+    ix = index_of(r)
+    levels = _wanted_levels(level)
     must, must_not = parse_terms(query)
     svc = service.lower() if service else None
+    lo, hi = start.timestamp(), end.timestamp()
+    epochs, logs = ix.epochs, r.d.logs
     hits: list[int] = []
-    for i, rec in enumerate(r.d.logs):
-        ts = r.d.log_times[i]
-        if ts < start or ts > end:
+    complete = True
+    for i in range(len(logs)):
+        if deadline is not None and i % _CHECK_EVERY == 0 and i and deadline.passed():
+            complete = False
+            break
+        ts = epochs[i]
+        if ts < lo or ts > hi:
             continue
-        rec_env = get_field(rec, "environment")
+        rec = logs[i]
+        rec_env = rec.get("environment")
         if rec_env is not None and str(rec_env) != env:
             continue
-        if svc is not None and str(get_field(rec, "service") or "").lower() != svc:
-            continue
-        if levels is not None and str(get_field(rec, "level") or "").lower() not in levels:
+        if svc is not None and str(rec.get("service") or "").lower() != svc:
+            inner = ix.parse(r, i).service
+            if not inner or inner.lower() != svc:
+                continue
+        if levels is not None and ix.parse(r, i).level not in levels:
             continue
         if must or must_not:
             text = r.texts.get(i)
@@ -79,8 +176,17 @@ def filter_logs(
             if any(t not in text for t in must) or any(t in text for t in must_not):
                 continue
         hits.append(i)
-    hits.sort(key=lambda i: (r.d.log_times[i], r.d.log_lines[i]), reverse=True)
-    return hits
+    hits.sort(key=epochs.__getitem__)  # stable: equal times stay in line order
+    hits.reverse()  # newest first (equal times: the later line first)
+    return hits, complete
+
+
+def _stopped(data: dict[str, Any], scanned: int, total: int) -> None:
+    data["scanned"] = scanned
+    data["note"] = (
+        f"stopped at the time-out after {scanned} of {total} records; narrow the time "
+        "range or filter by service / level"
+    )
 
 
 def search_logs(r: Replay, args: s.SearchLogsArgs, ctx: CallContext) -> ToolOutput:
@@ -105,17 +211,25 @@ def search_logs(r: Replay, args: s.SearchLogsArgs, ctx: CallContext) -> ToolOutp
         repr((env, args.service, args.level, args.query, start, end)).encode()
     ).hexdigest()[:8]
     offset = _offset(args.cursor, ident)
-    hits = filter_logs(
-        r, start=start, end=end, env=env, service=args.service, level=args.level, query=args.query
-    )
+    with _no_gc():
+        hits, scanned_all = filter_logs(
+            r, start=start, end=end, env=env, service=args.service, level=args.level,
+            query=args.query, deadline=_Deadline(ctx),
+        )  # fmt: skip
+    ix = index_of(r)
     page = hits[offset : offset + page_size]
-    items = [{"ref": log_ref(r, i), **_item(r.d.logs[i])} for i in page]
+    items = [{"ref": log_ref(r, i), **_item(r.d.logs[i], ix.parse(r, i))} for i in page]
     more = offset + len(page) < len(hits)
+    data: dict[str, Any] = {"items": items, "total": len(hits), "offset": offset}
+    if not scanned_all:
+        data["total_is_lower_bound"] = True
+        _stopped(data, -1, len(r.d.logs))
+        data.pop("scanned")
     return ToolOutput(
-        status="success" if hits else "no_data",
-        data={"items": items, "total": len(hits), "offset": offset},
+        status="success" if hits and scanned_all else ("no_data" if scanned_all else "partial"),
+        data=data,
         scope=scope,
-        complete=not more,
+        complete=not more and scanned_all,
         next_cursor=f"{offset + len(page)}:{ident}" if more else None,
         source_refs=[item["ref"] for item in items],
     )
@@ -133,26 +247,46 @@ def _offset(cursor: str | None, ident: str) -> int:
     return int(raw)
 
 
-def _item(rec: Mapping[str, Any]) -> dict[str, Any]:
+def _item(rec: Mapping[str, Any], pl: ParsedLine) -> dict[str, Any]:
+    """The record as stored, plus what parsing it added (never overwriting a field)."""
     out = dict(rec)
     msg = out.get("message")
     if isinstance(msg, str) and len(msg) > 2000:
         out["message"] = msg[:2000] + "…"
+    out.update(parsed_extras(pl, rec))
     return out
 
 
 def log_stats(r: Replay, args: s.LogStatsArgs, ctx: CallContext) -> ToolOutput:
-    """Counts by level and by normalised message over the matching records."""
+    """Templates, levels, rare errors, latency and status over the matching records."""
     env = args.environment or ctx.constraints.environment or r.env
     if (bad := r.check_env(env, ctx)) is not None:
         return bad
     start, end = r.window(args.from_, args.to, ctx, ("from", "to"))
-    hits = filter_logs(r, start=start, end=end, env=env, service=args.service, level=args.level)
-    hits.reverse()  # oldest first: the example is the first occurrence
-    index_of = {id(r.d.logs[i]): i for i in hits}
-    stats = shape_log_stats(
-        (r.d.logs[i] for i in hits), ref_of=lambda rec: log_ref(r, index_of[id(rec)])
-    )
+    deadline = _Deadline(ctx)
+    ix = index_of(r)
+    g = grid(start, end)  # the buckets live Elasticsearch answers with
+    builder = StatsBuilder(start=g.start, end=g.end, buckets=g.count, miner=ix.miner,
+                           ref_of=lambda i: log_ref(r, i))  # fmt: skip
+    counted = 0
+    with _no_gc():
+        hits, scanned_all = filter_logs(
+            r, start=start, end=end, env=env, service=args.service, level=args.level,
+            deadline=deadline,
+        )  # fmt: skip
+        hits.reverse()  # oldest first: the example is the first occurrence
+        logs, times, epochs, parse = r.d.logs, r.d.log_times, ix.epochs, ix.parse
+        add = builder.add
+        for n, i in enumerate(hits):
+            if n % _CHECK_EVERY == 0 and n and deadline.passed():
+                scanned_all = False
+                break
+            svc = logs[i].get("service")
+            add(parse(r, i), times[i], svc if isinstance(svc, str) else None, i, epochs[i])
+            counted += 1
+    stats = builder.result()
+    if not scanned_all:
+        _stopped(stats, counted, len(r.d.logs))
     scope = {
         "source": "bundle",
         "environment": env,
@@ -161,21 +295,73 @@ def log_stats(r: Replay, args: s.LogStatsArgs, ctx: CallContext) -> ToolOutput:
         "from": r.fmt(start),
         "to": r.fmt(end),
     }
+    refs = [g["example_ref"] for g in stats["top_messages"] + stats.get("rare_errors", [])]
     return ToolOutput(
-        status="success" if hits else "no_data",
+        status=("success" if scanned_all else "partial")
+        if counted
+        else ("no_data" if scanned_all else "partial"),
         data=stats,
         scope={k: v for k, v in scope.items() if v is not None},
-        source_refs=[g["example_ref"] for g in stats["top_messages"]],
+        complete=scanned_all,
+        source_refs=list(dict.fromkeys(refs)),
     )
 
 
+# --------------------------------------------------------------------------- pod_logs
+
+
+def last_termination(
+    r: Replay, pod: str, namespace: str | None, container: str | None
+) -> datetime | None:
+    """When the pod's container (any, when none is named) last terminated, from the
+    bundle's Pod object (``lastState.terminated.finishedAt``), or None when unknown."""
+    latest: datetime | None = None
+    for obj in r.objects("Pod", [namespace] if namespace else None):
+        if obj["metadata"].get("name") != pod:
+            continue
+        status = obj.get("status") or {}
+        for cs in (status.get("containerStatuses") or []) + (
+            status.get("initContainerStatuses") or []
+        ):
+            if not isinstance(cs, Mapping) or (container and cs.get("name") != container):
+                continue
+            term = (cs.get("lastState") or {}).get("terminated") or {}
+            raw = term.get("finishedAt")
+            if not raw:
+                continue
+            try:
+                t = parse_time(str(raw))
+            except (ValueError, OverflowError):
+                continue
+            if latest is None or t > latest:
+                latest = t
+    return latest
+
+
 def pod_logs(r: Replay, args: s.PodLogsArgs, ctx: CallContext) -> ToolOutput:
-    """The tail of one pod's log: bundle log records whose ``pod`` field is the pod."""
+    """The tail of one pod's log: bundle log records whose ``pod`` field is the pod.
+
+    Bundle records carry no container-instance marker, so ``previous=true`` is answered
+    with the lines up to the container's last termination (``lastState.terminated.
+    finishedAt`` of the bundle's Pod object, plus one second) when that is known, else
+    with all the pod's lines (``scope.previous_basis`` says which); ``previous=false``
+    returns all the pod's lines, as the bundle cannot tell the instances apart.
+    """
     if (bad := r.check_env(args.environment, ctx)) is not None:
         return bad
+    previous = bool(getattr(args, "previous", False))
     since = None
     if args.since_seconds:
         since = r.d.meta.captured_at - timedelta(seconds=args.since_seconds)
+    until = None
+    basis = None
+    if previous:
+        until = last_termination(r, args.name, args.namespace, args.container)
+        if until is not None:
+            until = until + timedelta(seconds=1)
+            basis = f"lines up to the last termination ({r.fmt(until)})"
+        else:
+            basis = "no termination time recorded for this pod: all its lines"
     picked = []
     for i, rec in enumerate(r.d.logs):
         if str(get_field(rec, "pod") or "") != args.name:
@@ -186,7 +372,10 @@ def pod_logs(r: Replay, args: s.PodLogsArgs, ctx: CallContext) -> ToolOutput:
         cont = get_field(rec, "container")
         if args.container and cont is not None and cont != args.container:
             continue
-        if since is not None and r.d.log_times[i] < since:
+        t = r.d.log_times[i]
+        if since is not None and t < since:
+            continue
+        if until is not None and t > until:
             continue
         picked.append(i)
     picked.sort(key=lambda i: (r.d.log_times[i], r.d.log_lines[i]))
@@ -198,37 +387,58 @@ def pod_logs(r: Replay, args: s.PodLogsArgs, ctx: CallContext) -> ToolOutput:
         "container": args.container,
         "tail_lines": args.tail_lines,
         "since": r.fmt(since) if since else None,
+        "previous": True if previous else None,
+        "previous_basis": basis,
     }
     scope = {k: v for k, v in scope.items() if v is not None}
     if not picked:
-        pods = sorted({str(get_field(r, "pod")) for r in r.d.logs if get_field(r, "pod")})
+        pods = sorted({str(get_field(x, "pod")) for x in r.d.logs if get_field(x, "pod")})
         return ToolOutput(
             status="no_data",
-            data={"lines": [], "message": "no log lines recorded for this pod",
+            data={"lines": [], "records": [], "message": "no log lines recorded for this pod",
                   "pods_with_logs": pods},
             scope=scope,
         )  # fmt: skip
     tail = picked[-args.tail_lines :]
-    lines = []
+    ix = index_of(r)
+    containers = {get_field(r.d.logs[i], "container") for i in tail}
+    lines: list[str] = []
+    records: list[dict[str, Any]] = []
     for i in tail:
         rec = r.d.logs[i]
         level = str(get_field(rec, "level") or "").upper()
         ts = r.fmt(r.d.log_times[i])
         lines.append(" ".join(p for p in (ts, level, str(rec["message"])) if p))
+        cont = get_field(rec, "container")
+        records.append(
+            line_record(
+                ix.parse(r, i),
+                message=str(rec["message"]),
+                time=r.d.log_times[i],
+                container=str(cont) if cont and len(containers) > 1 else None,
+                previous=previous,
+                ref=log_ref(r, i),
+            )
+        )
+    records = records[len(records) - fit_tail(lines, records, POD_LOGS_CHARS) :]
     ns = args.namespace or get_field(r.d.logs[tail[-1]], "namespace")
     refs = [f"k8s://{ns or '_cluster'}/Pod/{args.name}"]
     refs += [
-        log_ref(r, i)
-        for i in tail
-        if str(get_field(r.d.logs[i], "level") or "").lower() in ("error", "fatal", "warn")
+        log_ref(r, i) for i in tail if (ix.parse(r, i).level or "") in ("error", "fatal", "warn")
     ][-20:]
+    data: dict[str, Any] = {
+        "lines": lines,
+        "records": records,
+        "returned": len(tail),
+        "older_not_shown": len(picked) - len(tail),
+    }
+    if len(containers) == 1 and next(iter(containers)):
+        data["container"] = next(iter(containers))
+    if len(records) < len(lines):
+        data["records_note"] = f"records: the newest {len(records)} of the lines"
     return ToolOutput(
         status="success",
-        data={
-            "lines": lines,
-            "returned": len(tail),
-            "older_not_shown": len(picked) - len(tail),
-        },
+        data=data,
         scope=scope,
         complete=len(tail) == len(picked),
         source_refs=refs,

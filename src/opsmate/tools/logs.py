@@ -1,9 +1,13 @@
 """Elasticsearch logs as a live, read-only tool source (the official elasticsearch client).
 
 Tools: ``search_logs`` (time range, service, environment, level and free-text terms,
-newest first, ``search_after`` pagination) and ``log_stats`` (exact counts by level
-from a terms aggregation, and counts by normalised message over the most recent
-:data:`STATS_SAMPLE` matching records, so "which errors, how many" is one call).
+newest first, ``search_after`` pagination; each item also says what its line is, see
+:mod:`opsmate.tools.logparse`) and ``log_stats``: levels, a level timeline, duration
+percentiles and status codes counted by the server with aggregations
+(:mod:`opsmate.tools.logs_aggs`), and message templates (Drain), rare errors and
+durations written in the text from two samples: the :data:`STATS_SAMPLE` most recent
+matching records and the :data:`ERROR_SAMPLE` most recent error-like ones (so a single
+ERROR among 100,000 INFO records is still grouped).
 
 Per environment, ``environments.<env>.elasticsearch`` gives the URL, the index pattern
 and the field names; credentials (API key or basic auth) come from
@@ -31,12 +35,13 @@ from pydantic import BaseModel
 from opsmate.timeparse import format_time, parse_time
 from opsmate.tools import schemas as s
 from opsmate.tools.base import CallContext, ToolFailure, ToolOutput, ToolSpec
-from opsmate.tools.shaping import expand_levels, get_field, log_stats, parse_terms, record_ref
+from opsmate.tools.shaping import expand_levels, get_field, parse_terms, record_ref
 
 if TYPE_CHECKING:
     from opsmate.config import ElasticsearchSource, Settings
 
-STATS_SAMPLE = 1000  # most recent records whose messages log_stats groups
+STATS_SAMPLE = 500  # most recent records whose messages log_stats groups
+ERROR_SAMPLE = 300  # most recent error-like records grouped beside them
 MESSAGE_CHARS = 2000  # a message longer than this is cut in search results
 DEFAULT_RANGE = timedelta(hours=1)
 
@@ -152,6 +157,14 @@ def _failure(exc: BaseException, src: ElasticsearchSource, env: str) -> ToolFail
             return ToolFailure(
                 "server_error", f"Elasticsearch at {url}: HTTP {status}: {reason}", retryable=True
             )
+        if 300 <= status < 400:  # the client follows no redirects: a loop or a proxy login
+            where = exc.meta.headers.get("location") if exc.meta.headers else None
+            return ToolFailure(
+                "bad_response",
+                f"Elasticsearch at {url} answered with a redirect (HTTP {status} to "
+                f"{where or 'no Location'}); point environments.{env}.elasticsearch.url at "
+                "the final address (a redirect loop or a login page is not Elasticsearch)",
+            )
         if "fielddata" in reason.lower():
             reason += f" (set elasticsearch.level_field to a keyword field, e.g. {src.level_field}"
             reason += ".keyword)"
@@ -193,7 +206,10 @@ class LogTools:
     """``search_logs`` and ``log_stats`` over the configured environments."""
 
     def __init__(self, settings: Settings) -> None:
+        from opsmate.tools.logparse import configure
+
         self.settings = settings
+        configure(getattr(settings, "logs", None))  # site field names of JSON / logfmt lines
         self._clients: dict[str, Any] = {}
         self._lock = threading.Lock()
 
@@ -305,12 +321,17 @@ class LogTools:
         hits = hits[:page_size]
         ref = self._ref_of(src)
         items = []
+        from opsmate.tools.logparse import parse_record, parsed_extras
+
+        level_src = src.level_field.removesuffix(".keyword")
         for hit in hits:
             rec = dict(hit.get("_source") or {})
+            pl = parse_record(rec, message_field=src.message_field, level_field=level_src)
             msg = rec.get(src.message_field)
             if isinstance(msg, str) and len(msg) > MESSAGE_CHARS:
                 rec[src.message_field] = msg[:MESSAGE_CHARS] + "…"
-            items.append({"ref": ref(hit), **rec})
+            extra = parsed_extras(pl, rec, message_field=src.message_field, level_field=level_src)
+            items.append({"ref": ref(hit), **rec, **extra})
         offset = int(cursor.get("o", 0)) if cursor else 0
         total = resp["hits"].get("total") or {}
         data: dict[str, Any] = {"items": items, "total": total.get("value"), "offset": offset}
@@ -334,55 +355,73 @@ class LogTools:
         )
 
     def log_stats(self, args: s.LogStatsArgs, ctx: CallContext) -> ToolOutput:
-        """Exact counts by level, and counts by normalised message over a recent sample."""
+        """Counted by the server: levels, a level timeline, duration percentiles, status codes
+        (and templates, with a ``template_field``); templates, rare errors and text durations
+        from two samples: the most recent records and the most recent error-like ones."""
+        from opsmate.tools.logparse import parse_record
+        from opsmate.tools.logs_aggs import apply_aggs, error_query, grid, stats_aggs
+        from opsmate.tools.logstats import StatsBuilder
+
         env, src = self._source(args.environment, ctx)
         start, end = self._window(args.from_, args.to, ctx)
-        fields = [src.time_field, src.message_field, src.level_field, src.service_field]
         level_src = src.level_field.removesuffix(".keyword")
         query = build_query(src, start=start, end=end, environment=env, service=args.service,
                             level=args.level)  # fmt: skip
-        aggs = {"by_level": {"terms": {"field": src.level_field, "size": 50}}}
-        source = sorted({f.removesuffix(".keyword") for f in fields})
+        g = grid(start, end)
         resp = self._search(env, src, ctx, query=query, size=STATS_SAMPLE, sort=_sort(src),
-                            source=source, track_total_hits=True, aggs=aggs)  # fmt: skip
-        hits = resp["hits"]["hits"]
+                            track_total_hits=True, aggs=stats_aggs(src, g))  # fmt: skip
+        hits = list(resp["hits"]["hits"])
         total = int((resp["hits"].get("total") or {}).get("value") or len(hits))
+        seen = {h.get("_id") for h in hits}
+        err_hits: list[dict[str, Any]] = []
+        if total > len(hits):  # the sample missed records: read the error-like ones too
+            err = self._search(env, src, ctx, query=error_query(src, query), size=ERROR_SAMPLE,
+                               sort=_sort(src))  # fmt: skip
+            err_hits = [h for h in err["hits"]["hits"] if h.get("_id") not in seen]
         ref = self._ref_of(src)
-        oldest_first = list(reversed(hits))  # the example of a group is its first occurrence
-        records = [h.get("_source") or {} for h in oldest_first]
-        refs = {id(rec): ref(h) for rec, h in zip(records, oldest_first, strict=True)}
-        stats = log_stats(
-            records,
-            level_field=level_src,
-            message_field=src.message_field,
-            time_field=src.time_field,
-            ref_of=lambda rec: refs[id(rec)],
-        )
-        counts: dict[str, int] = {}
-        agg = (resp.get("aggregations") or {}).get("by_level") or {}
-        for bucket in agg.get("buckets") or []:
-            key = str(bucket["key"]).lower() or "unknown"
-            counts[key] = counts.get(key, 0) + int(bucket["doc_count"])
-        if agg.get("sum_other_doc_count"):  # levels beyond the 50 most frequent
-            counts["other"] = int(agg["sum_other_doc_count"])
-        missing = total - sum(counts.values())
-        if missing > 0:  # records without a level
-            counts["unknown"] = counts.get("unknown", 0) + missing
-        stats["by_level"] = dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
-        stats["total"] = total
+        sample = sorted(hits + err_hits, key=lambda h: _hit_time(h, src))  # oldest first
+        builder = StatsBuilder(start=g.start, end=g.end, buckets=g.count, ref_of=ref)
+        for h in sample:
+            rec = h.get("_source") or {}
+            pl = parse_record(rec, message_field=src.message_field, level_field=level_src)
+            svc = get_field(rec, src.service_field)
+            t = _hit_dt(h, src)
+            builder.add(pl, t, str(svc) if svc else None, h)
+        stats = builder.result()
+        stats.pop("timeline", None)
+        apply_aggs(stats, resp, src, g, total)
         stats["coverage"] = {
             "records_matching": total,
-            "messages_grouped": len(hits),
-            "sample": len(hits) < total,
-            "note": "by_level counts every matching record; top_messages group the "
-            f"{len(hits)} most recent",
+            "messages_grouped": len(sample),
+            "sample": len(sample) < total,
+            "note": "by_level, timeline, latency percentiles and status codes count every "
+            f"matching record; templates group the {len(hits)} most recent records and the "
+            f"{len(err_hits)} most recent error-like ones",
         }
+        refs = [
+            gr.get("example_ref") for gr in stats["top_messages"] + stats.get("rare_errors", [])
+        ]
         return ToolOutput(
             status="success" if total else "no_data",
             data=stats,
             scope=self._scope(env, src, start, end, service=args.service, level=args.level),
-            source_refs=[g["example_ref"] for g in stats["top_messages"]],
+            source_refs=list(dict.fromkeys(r for r in refs if r)),
         )
+
+
+def _hit_dt(hit: Mapping[str, Any], src: ElasticsearchSource) -> datetime | None:
+    raw = get_field(hit.get("_source") or {}, src.time_field)
+    if raw is None or raw == "":
+        return None
+    try:
+        return parse_time(raw if isinstance(raw, int | float) else str(raw))
+    except (ValueError, OverflowError, OSError):
+        return None
+
+
+def _hit_time(hit: Mapping[str, Any], src: ElasticsearchSource) -> float:
+    t = _hit_dt(hit, src)
+    return t.timestamp() if t is not None else 0.0
 
 
 def tool_specs(settings: Settings) -> list[ToolSpec]:

@@ -358,66 +358,52 @@ def log_stats(
     level_field: str = "level",
     message_field: str = "message",
     time_field: str = "@timestamp",
-    top: int = 20,
+    top: int = 10,
     ref_of: Callable[[Mapping[str, Any]], str] | None = None,
+    buckets: int = 12,
 ) -> dict[str, Any]:
-    """Counts by level and the most frequent normalised messages.
+    """Counts by level, message templates, rare errors, latency and status of ``records``.
 
-    Returns ``{"total", "by_level": {level: n}, "distinct_messages",
-    "top_messages": [{"pattern", "count", "levels", "first_seen", "last_seen",
-    "example"}], "other_messages": n}``. Levels are lower-cased (``unknown`` when
-    absent). ``first_seen`` / ``last_seen`` compare parsed times, so mixed offsets
-    order correctly; the example is the first record's message as is (the executor
-    redacts it before anyone sees it). With ``ref_of``, each group also carries
-    ``example_ref``: the source reference of the example record.
+    Each record's message is parsed (:mod:`opsmate.tools.logparse`: JSON-in-message,
+    logfmt, text layouts, inferred levels) and mined into templates with Drain
+    (:mod:`opsmate.tools.logtemplates`); :class:`opsmate.tools.logstats.StatsBuilder`
+    builds the answer (a :class:`opsmate.records.logs.LogStats`): ``total``,
+    ``by_level`` (levels as written, lower-cased; ``unknown`` when none was written),
+    ``by_level_inferred``, ``distinct_messages``, ``top_messages`` and ``rare_errors``
+    (``pattern``, ``count``, ``levels``, ``severity``, ``errors``, ``first_seen``,
+    ``last_seen``, ``example``, ``signal`` ...), ``other_messages``, ``latency``,
+    ``status`` and ``buckets`` (timelines span the records' own time range). Times are
+    compared parsed, so mixed offsets order correctly; the example is the first
+    record's message as written (the executor redacts it). With ``ref_of``, each group
+    carries ``example_ref``.
     """
-    total = 0
-    by_level: dict[str, int] = {}
-    groups: dict[str, dict[str, Any]] = {}
+    from opsmate.tools.logparse import parse_record
+    from opsmate.tools.logstats import StatsBuilder
+
+    rows: list[tuple[Mapping[str, Any], Any, datetime | None]] = []
     for rec in records:
-        total += 1
-        raw_level = get_field(rec, level_field)
-        level = str(raw_level).lower() if raw_level not in (None, "") else "unknown"
-        by_level[level] = by_level.get(level, 0) + 1
-        msg = str(get_field(rec, message_field) or "")
-        pattern = normalize_message(msg)
-        g = groups.get(pattern)
-        if g is None:
-            g = groups[pattern] = {
-                "pattern": pattern,
-                "count": 0,
-                "levels": {},
-                "first_seen": None,
-                "last_seen": None,
-                "example": msg[:500],
-                **({"example_ref": ref_of(rec)} if ref_of else {}),
-                "_first": None,
-                "_last": None,
-            }
-        g["count"] += 1
-        g["levels"][level] = g["levels"].get(level, 0) + 1
         ts_raw = get_field(rec, time_field)
-        if ts_raw is not None:
+        ts: datetime | None = None
+        if ts_raw is not None and ts_raw != "":
             try:
                 ts = parse_time(ts_raw)
-            except ValueError:
-                continue
-            if g["_first"] is None or ts < g["_first"]:
-                g["_first"], g["first_seen"] = ts, format_time(ts)
-            if g["_last"] is None or ts > g["_last"]:
-                g["_last"], g["last_seen"] = ts, format_time(ts)
-    ranked = sorted(groups.values(), key=lambda g: (-g["count"], g["pattern"]))
-    kept = ranked[: max(top, 0)]
-    for g in kept:
-        g.pop("_first")
-        g.pop("_last")
-    return {
-        "total": total,
-        "by_level": dict(sorted(by_level.items(), key=lambda kv: (-kv[1], kv[0]))),
-        "distinct_messages": len(groups),
-        "top_messages": kept,
-        "other_messages": sum(g["count"] for g in ranked[len(kept) :]),
-    }
+            except (ValueError, OverflowError, OSError):
+                ts = None
+        pl = parse_record(rec, message_field=message_field, level_field=level_field)
+        rows.append((rec, pl, ts))
+    times = [t for _, _, t in rows if t is not None]
+    start, end = (min(times), max(times)) if times else (None, None)
+    builder = StatsBuilder(
+        start=start,
+        end=end,
+        buckets=buckets,
+        top=top,
+        ref_of=(lambda rec: ref_of(rec)) if ref_of else None,
+    )
+    for rec, pl, ts in rows:
+        svc = rec.get("service") if isinstance(rec.get("service"), str) else None
+        builder.add(pl, ts, svc, rec)
+    return builder.result()
 
 
 _TERM = re.compile(r'(-?)"([^"]*)"|(\S+)')

@@ -1,0 +1,330 @@
+"""What a log message says about the system: a dependency failing, a configuration error,
+an exhausted resource, a change.
+
+:func:`classify` reads one message (and its error field) and returns a :class:`Signal`
+with a kind and what it names: the dependency (a host, a host:port, a URL's host, a
+service that answered 5xx), the configuration key or environment variable, the
+resource. These are shapes of messages written by many programs (curl, wget, Go's
+net package, JDBC drivers, Python requests, Node), never the text of one incident.
+The log tools attach the signal to each template in ``log_stats`` and the engine's
+log analyzers turn it into facts.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+__all__ = ["Signal", "classify", "dependency_targets", "hosts_in"]
+
+
+@dataclass(frozen=True)
+class Signal:
+    """``kind``: dependency | config | saturation | change | None; ``targets``: the
+    dependencies / keys / resources named (most specific first); ``reason``: a short
+    machine reason (dns, refused, timeout, unavailable, undefined_env, missing_key,
+    invalid_value, certificate, pool_exhausted, out_of_memory, config_reload ...)."""
+
+    kind: str | None = None
+    reason: str | None = None
+    targets: tuple[str, ...] = field(default_factory=tuple)
+
+
+_I = re.I
+
+# -- dependencies ------------------------------------------------------------------------
+_DNS = re.compile(
+    r"could ?n[o']t resolve(?: host(?:name)?)?|unknown host|no such host|name or service not "
+    r"known|temporary failure in name resolution|nxdomain|getaddrinfo \w+|name resolution|"
+    r"unable to resolve|failed to resolve|dns (?:lookup|resolution) failed|UnknownHostException",
+    _I,
+)
+_REFUSED = re.compile(r"connection refused|econnrefused|ConnectException|actively refused", _I)
+_TIMEOUT = re.compile(
+    r"timed? ?out|timeout|etimedout|deadline exceeded|not responding|no response from", _I
+)
+_CONN_FAIL = re.compile(
+    r"(?:can(?:no|')?t|could ?n[o']t|unable to|failed to|fails? to|error) "
+    r"(?:connect|establish (?:a )?connection|reach|open (?:a )?connection)|"
+    r"connection (?:to \S+ )?(?:failed|failure|error|reset|closed|lost|aborted)|"
+    r"lost connection|connection reset|econnreset|no route to host|host unreachable|"
+    r"network (?:is )?unreachable|\bunreachable\b|broken pipe|all host\(s\) tried|"
+    r"upstream connect error|"
+    r"dial tcp|connect: |server closed the connection|could not connect|"
+    r"(?:service|server|upstream|backend|dependency) (?:is )?unavailable|"
+    r"(?:returned|responded with|answered) (?:http |status )?5\d\d|bad gateway|"
+    r"service unavailable|gateway timeout",
+    _I,
+)
+_TARGET_PATTERNS: tuple[re.Pattern[str], ...] = (
+    re.compile(
+        r"resolve(?: host(?:name)?)?:?\s+['\"`]?(?P<h>[\w][\w.\-]*\.[\w\-]+|[\w][\w\-]+)", _I
+    ),
+    re.compile(r"lookup\s+(?P<h>[\w][\w.\-]*)", _I),
+    re.compile(r"tried:\s*(?P<h>[\w][\w.\-]*(?::\d{1,5})?)", _I),
+    re.compile(r"https?://(?P<h>[\w][\w.\-]*(?::\d{1,5})?)", _I),
+    re.compile(r"(?P<h>[A-Za-z][\w\-]*(?:\.[\w\-]+)*):(?P<port>\d{2,5})\b"),
+    re.compile(r"\bhost[=:]\s*['\"]?(?P<h>[\w][\w.\-]*)", _I),
+    re.compile(
+        r"(?P<h>[\w][\w.\-]*) (?:returned|responded with|answered) (?:http |status )?[45]\d\d", _I
+    ),
+    re.compile(
+        r"(?:connect(?:ing|ion)?|reach|dial(?: tcp)?|talk(?:ing)?) (?:to|with)\s+"
+        r"['\"`]?(?P<h>[\w][\w.\-]*)",
+        _I,
+    ),
+    re.compile(r"remote host \(?(?P<h>[\w][\w.\-:]*)", _I),
+)
+_NOT_NAMES = frozenset(
+    {
+        "the", "a", "an", "remote", "host", "server", "service", "it", "this", "that",
+        "localhost", "required", "upstream", "destination", "endpoint", "peer", "target",
+        "api", "http", "https", "tcp", "udp", "port", "external", "internal", "any", "all",
+        "some", "one",
+    }
+)  # fmt: skip  # generic words are kept in statements, never made objects of their own
+
+
+_TIMEISH = re.compile(r"[A-Za-z]\d+")
+
+
+def _specificity(name: str) -> int:
+    if ":" in name:
+        return 0  # host:port
+    if "." in name:
+        return 1  # a DNS name or an address
+    if "-" in name or "_" in name or any(c.isdigit() for c in name):
+        return 2  # a service name (redis-master, db01)
+    return 3  # a plain word (Redis, database)
+
+
+def hosts_in(text: str) -> list[str]:
+    """Dependencies named in ``text`` (host:port, URL hosts, ``connect to X``, ``host: X``
+    ...), most specific first, generic words left out."""
+    return sorted(_hosts_in(text), key=_specificity)
+
+
+def _hosts_in(text: str) -> list[str]:
+    out: list[str] = []
+    for pat in _TARGET_PATTERNS:
+        for m in pat.finditer(text):
+            h = m.group("h").strip(".:'\"`()")
+            port = m.groupdict().get("port")
+            if port and h.lower() in ("http", "https", "tcp", "port", "line"):
+                continue
+            name = f"{h}:{port}" if port else h
+            base = h.lower()
+            if not h or base in _NOT_NAMES or base.isdigit() or len(h) < 2:
+                continue
+            if _TIMEISH.fullmatch(h):  # "T11:55" of a timestamp, "v2", "E1120"
+                continue
+            if name not in out:
+                out.append(name)
+    return out
+
+
+def dependency_targets(text: str) -> list[str]:
+    """Like :func:`hosts_in`, with ``host:port`` and the bare host both kept once."""
+    out: list[str] = []
+    for h in hosts_in(text):
+        if h not in out:
+            out.append(h)
+    return out
+
+
+# -- configuration -----------------------------------------------------------------------
+_ENV_KEY = r"['\"`$]?(?P<k>[A-Za-z_][A-Za-z0-9_]*)['\"`]?"
+_CONFIG_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (
+        re.compile(
+            r"(?:environment variable|env(?:ironment)? var(?:iable)?|env)\s*:?\s*"
+            + _ENV_KEY
+            + r"\s+(?:is\s+|was\s+)?(?:not set|unset|undefined|missing|required|not defined|"
+            r"empty|must be set|not provided|not found)",
+            _I,
+        ),
+        "undefined_env",
+    ),
+    (
+        re.compile(
+            r"(?:missing|undefined|unset|required|no)\s+(?:required\s+)?(?:environment variable|"
+            r"env(?:ironment)? var(?:iable)?)s?\s*:?\s*" + _ENV_KEY,
+            _I,
+        ),
+        "undefined_env",
+    ),
+    (
+        re.compile(
+            r"\b(?P<k>[A-Z][A-Z0-9]*_[A-Z0-9_]+)\s+(?:is\s+)?(?:not set|unset|undefined|"
+            r"missing|required|must be set|not defined)\b"
+        ),
+        "undefined_env",
+    ),
+    (re.compile(r"KeyError: ['\"](?P<k>[\w.\-]+)['\"]"), "missing_key"),
+    (
+        re.compile(
+            r"(?:missing|undefined|unknown|required|no)\s+(?:config(?:uration)?\s+)?"
+            r"(?:key|setting|option|property|parameter|field|value)s?\s*:?\s*['\"`]?(?P<k>[\w.\-]+)",
+            _I,
+        ),
+        "missing_key",
+    ),
+    (
+        re.compile(
+            r"invalid (?:value|setting|config(?:uration)?|option|format|port|url|number)"
+            r"(?: for| of| in)?\s*:?\s*['\"`]?(?P<k>[\w.\-]+)",
+            _I,
+        ),
+        "invalid_value",
+    ),
+    (
+        re.compile(
+            r"['\"`]?(?P<k>[\w.\-]+)['\"`]? (?:must be|should be) (?:a |an |one of|set)", _I
+        ),
+        "invalid_value",
+    ),
+    (
+        re.compile(
+            r"(?:failed to|could not|cannot|unable to) (?:load|parse|read|find|open) "
+            r"(?:the )?config(?:uration)?(?: file)?\s*:?\s*['\"`]?(?P<k>[\w./\-]*)",
+            _I,
+        ),
+        "config_file",
+    ),
+    (
+        re.compile(
+            r"(?:ssl |tls |x509: )?certificate (?:has )?(?:expired|is not yet valid|"
+            r"verify failed|signed by unknown)|cert(?:ificate)? expired",
+            _I,
+        ),
+        "certificate",
+    ),
+    (
+        re.compile(r"(?:permission denied|access denied)[^\n]{0,40}?(?P<k>/[\w./\-]+)", _I),
+        "permission",
+    ),
+)
+
+# -- saturation --------------------------------------------------------------------------
+_SATURATION: tuple[tuple[re.Pattern[str], str], ...] = (
+    (
+        re.compile(
+            r"OutOfMemory|out of memory|heap space|memory exhausted|oom[- ]?kill|"
+            r"cannot allocate memory|memory limit",
+            _I,
+        ),
+        "out_of_memory",
+    ),
+    (
+        re.compile(
+            r"pool (?:is )?(?:exhausted|full|empty|timeout)|PoolExhausted|"
+            r"PoolTimeout|(?:acquir(?:e|ing)|obtain(?:ing)?|get(?:ting)?) (?:a )?(?:\w+ )?"
+            r"connection (?:from|in) (?:the )?(?:\w+ )?pool|"
+            r"connection pool (?:is )?(?:exhausted|full|timeout|timed out)|"
+            r"too many (?:connections|clients)|max(?:imum)? "
+            r"(?:connections|pool size) (?:reached|exceeded)",
+            _I,
+        ),
+        "pool_exhausted",
+    ),
+    (
+        re.compile(r"queue (?:is )?full|reached its max|queue size exceeded|backlog full", _I),
+        "queue_full",
+    ),
+    (
+        re.compile(
+            r"no space left|disk (?:is )?full|quota exceeded|too many open files|"
+            r"resource exhausted|rate limit(?:ed)?|throttl",
+            _I,
+        ),
+        "resource_exhausted",
+    ),
+)
+
+# -- changes -----------------------------------------------------------------------------
+_CHANGE: tuple[tuple[re.Pattern[str], str], ...] = (
+    (
+        re.compile(
+            r"config(?:uration)? (?:re)?load(?:ed|ing)?|reload(?:ed|ing)? "
+            r"(?:the )?config(?:uration)?|config(?:uration)? (?:changed|updated)",
+            _I,
+        ),
+        "config_reload",
+    ),
+    (
+        re.compile(
+            r"feature[ _-]?flag|flag [\w.\-]+ (?:enabled|disabled|changed|set|toggled)|"
+            r"toggled (?:on|off)",
+            _I,
+        ),
+        "feature_flag",
+    ),
+    (
+        re.compile(
+            r"\bdeploy(?:ed|ing|ment (?:started|completed|finished))\b|rolled out|"
+            r"rolling (?:update|restart)|new version|upgrad(?:ed|ing) to|"
+            r"version [\w.\-]+ (?:deployed|released|rolled)",
+            _I,
+        ),
+        "deploy",
+    ),
+    (
+        re.compile(
+            r"fail(?:ing|ed)? ?over|switchover|promoted to (?:primary|leader|master)|"
+            r"leader (?:election|elected|changed)|new leader|became (?:the )?leader",
+            _I,
+        ),
+        "failover",
+    ),
+    (
+        re.compile(r"rebalanc\w*|partitions? (?:re)?(?:assigned|revoked)|resharding", _I),
+        "rebalance",
+    ),
+    (
+        re.compile(
+            r"(?:schema )?migration (?:started|applied|completed|running)|"
+            r"cache (?:flushed|cleared|invalidated)|scaled (?:up|down|to)|"
+            r"maintenance (?:window|mode)|certificate (?:rotated|renewed)",
+            _I,
+        ),
+        "maintenance",
+    ),
+)
+
+
+def classify(message: str, error: str | None = None, host: str | None = None) -> Signal:
+    """The signal in one message (``error``: its error field; ``host``: a dependency field)."""
+    text = message if not error or error in message else f"{message} | {error}"
+    text = text[:2000]
+    for pat, reason in _CONFIG_PATTERNS:
+        m = pat.search(text)
+        if m:
+            key = (m.groupdict().get("k") or "").strip(".:")
+            keys: tuple[str, ...] = (key,) if key and key.lower() not in _NOT_NAMES else ()
+            return Signal("config", reason, keys)
+    dns = _DNS.search(text)
+    refused = _REFUSED.search(text)
+    timeout = _TIMEOUT.search(text)
+    conn = _CONN_FAIL.search(text)
+    targets: tuple[str, ...] = tuple(_with_host(hosts_in(text), host))
+    failing = dns or refused or conn
+    for pat, reason in _SATURATION:
+        if pat.search(text) and not (failing and targets):
+            return Signal("saturation", reason, targets)
+    if failing or (timeout and _names_target(text)):
+        reason = "dns" if dns else "refused" if refused else "timeout" if timeout else "unavailable"
+        return Signal("dependency", reason, targets)
+    for pat, reason in _CHANGE:
+        if pat.search(text):
+            return Signal("change", reason, ())
+    return Signal()
+
+
+def _names_target(text: str) -> bool:
+    return bool(re.search(r"\b(?:to|from|with|of|calling|upstream)\b", text, _I))
+
+
+def _with_host(found: list[str], host: str | None) -> list[str]:
+    if host and host.lower() not in _NOT_NAMES and host not in found:
+        return [*found, host]
+    return found

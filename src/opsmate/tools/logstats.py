@@ -1,0 +1,548 @@
+"""The log_stats answer: templates, levels, rare errors, latency and status over time.
+
+:class:`StatsBuilder` reads parsed lines (:mod:`opsmate.tools.logparse`) one at a time
+and keeps, per template (:mod:`opsmate.tools.logtemplates`) and canonical level, the
+count, written and inferred levels, first / last time, one verbatim example and a
+timeline; per endpoint (or template) the durations and the status codes. Its
+:meth:`~StatsBuilder.result` is a :class:`opsmate.records.logs.LogStats` in JSON form:
+
+- ``top_messages``: the most frequent templates;
+- ``rare_errors``: the rarest error-like templates not among them, oldest first among
+  equals (a single ERROR among 100,000 INFO lines is as visible as the top one);
+- ``latency``: p50 / p99 / max per endpoint or template, a per-bucket p50 timeline and
+  the largest shift of the median (``shift``: when, before, after);
+- ``status``: status codes per endpoint, errors (5xx or failed / timeout outcomes) per
+  bucket;
+- ``timeline``: records per bucket, in total and of error / warn level;
+- ``buckets``: the time buckets the timelines count in.
+
+Records whose level was inferred from their content count under ``unknown`` in
+``by_level`` (nothing was written) and under their inferred level in
+``by_level_inferred``; an INFO record is never an error.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from opsmate.timeparse import format_time
+from opsmate.tools.logparse import LEVEL_RANK, ParsedLine
+from opsmate.tools.logsignals import classify
+from opsmate.tools.logtemplates import TemplateMiner
+
+__all__ = ["ERROR_OUTCOMES", "StatsBuilder", "example_text", "percentile"]
+
+ERROR_OUTCOMES = frozenset(
+    {
+        "error", "errors", "failed", "failure", "fail", "timeout", "timed_out", "timedout",
+        "unavailable", "refused", "aborted", "crashed", "exception", "denied", "rejected",
+    }
+)  # fmt: skip
+EXAMPLE_CHARS = 300
+PATTERN_CHARS = 200
+MAX_KEYS = 500  # endpoints / latency keys tracked (more are pooled under "(other)")
+
+
+def percentile(sorted_values: list[float], q: float) -> float:
+    """Nearest-rank percentile of an ascending list (``q`` in 0..1)."""
+    n = len(sorted_values)
+    return sorted_values[min(n - 1, max(0, math.ceil(q * n) - 1))]
+
+
+def example_text(pl: ParsedLine) -> str:
+    """What to quote for a line: its content as written (after a timestamp / level prefix;
+    an access line whole), or for JSON / logfmt its own message (with the error field when
+    that says more)."""
+    if pl.kind in ("json", "logfmt"):
+        text = pl.message
+        err = (pl.error or "").strip().split("\n", 1)[0].strip()
+        if err and err not in text and not err.startswith(("at ", "File ")):
+            text = f"{text} (error: {err})" if text else err
+    elif not pl.message:
+        text = pl.raw.strip()
+    else:
+        text = pl.message
+    if pl.context and pl.context not in text:
+        text = f"{text} ({pl.context})"  # what a short message is about
+    return text if len(text) <= EXAMPLE_CHARS else text[: EXAMPLE_CHARS - 1] + "…"
+
+
+def _round(x: float) -> float:
+    return float(f"{x:.4g}")
+
+
+class _Group:
+    __slots__ = (
+        "cid", "count", "errors", "example", "example_idx", "first", "first_dt", "inferred_n",
+        "kind", "last", "last_dt", "level", "levels", "levels_inferred", "origin", "service",
+        "timeline",
+    )  # fmt: skip
+
+    def __init__(self, cid: int, level: str | None, nb: int) -> None:
+        self.cid, self.level = cid, level
+        self.count = self.errors = self.inferred_n = 0
+        self.levels: dict[str, int] = {}
+        self.levels_inferred: dict[str, int] = {}
+        self.first = math.inf
+        self.last = -math.inf
+        self.first_dt: datetime | None = None
+        self.last_dt: datetime | None = None
+        self.example: ParsedLine | None = None
+        self.example_idx: Any = None
+        self.service: str | None = None
+        self.origin: str | None = None
+        self.kind = "text"
+        self.timeline = [0] * nb
+
+
+class _Series:
+    __slots__ = (
+        "cid", "count", "example", "first_dt", "last_dt", "max", "points", "service", "source"
+    )  # fmt: skip
+
+    def __init__(self, source: str | None, service: str | None, cid: int | None) -> None:
+        self.source, self.service, self.cid = source, service, cid
+        self.points: list[tuple[float, float]] = []
+        self.count = 0
+        self.max = -1.0
+        self.example: str | None = None
+        self.first_dt: datetime | None = None
+        self.last_dt: datetime | None = None
+
+
+class _Status:
+    __slots__ = (
+        "codes",
+        "errors",
+        "example",
+        "first_err",
+        "last_err",
+        "service",
+        "timeline",
+        "total",
+    )
+
+    def __init__(self, service: str | None, nb: int) -> None:
+        self.service = service
+        self.codes: dict[str, int] = {}
+        self.total = self.errors = 0
+        self.timeline = [0] * nb
+        self.first_err: datetime | None = None
+        self.last_err: datetime | None = None
+        self.example: str | None = None
+
+
+class _Gauge:
+    __slots__ = ("first_dt", "last_dt", "limit", "points", "service")
+
+    def __init__(self, service: str | None) -> None:
+        self.service = service
+        self.points: list[tuple[float, float]] = []
+        self.limit: float | None = None
+        self.first_dt: datetime | None = None
+        self.last_dt: datetime | None = None
+
+
+class StatsBuilder:
+    """Accumulates parsed lines into a log_stats answer (see the module docstring).
+
+    ``start`` / ``end`` set the timeline buckets (``buckets`` of them; no timelines when
+    either is None); ``ref_of`` turns the ``idx`` given to :meth:`add` into the source
+    reference of an example record.
+    """
+
+    def __init__(
+        self,
+        *,
+        start: datetime | None = None,
+        end: datetime | None = None,
+        buckets: int = 12,
+        top: int = 10,
+        rare: int = 8,
+        miner: TemplateMiner | None = None,
+        ref_of: Callable[[Any], str] | None = None,
+    ) -> None:
+        self.miner = miner or TemplateMiner()
+        self.top, self.rare, self.ref_of = top, rare, ref_of
+        self.t0 = start.timestamp() if start is not None else None
+        t1 = end.timestamp() if end is not None else None
+        self.start, self.end = start, end
+        if self.t0 is not None and t1 is not None and t1 > self.t0 and buckets > 0:
+            self.nb = buckets
+            self.step = (t1 - self.t0) / buckets
+        else:
+            self.nb, self.step = 0, 0.0
+        self.total = 0
+        self.by_level: dict[str, int] = {}
+        self.by_level_inferred: dict[str, int] = {}
+        self.groups: dict[tuple[int, str | None], _Group] = {}
+        self.latency: dict[str, _Series] = {}
+        self.status: dict[str, _Status] = {}
+        self.gauges: dict[tuple[str | None, str], _Gauge] = {}
+        self.level_timeline = {k: [0] * self.nb for k in ("total", "error", "warn")}
+
+    # ------------------------------------------------------------------ accumulate
+    def _bucket(self, epoch: float) -> int:
+        if not self.nb:
+            return -1
+        b = int((epoch - self.t0) / self.step) if self.t0 is not None else 0
+        return 0 if b < 0 else (self.nb - 1 if b >= self.nb else b)
+
+    def add(
+        self,
+        pl: ParsedLine,
+        t: datetime | None,
+        service: str | None,
+        idx: Any = None,
+        epoch: float | None = None,
+    ) -> None:
+        """Count one parsed line seen at ``t`` (``epoch``: the same as unix seconds, when the
+        caller has it) from ``service``; ``idx`` names the record for ``ref_of``."""
+        self.total += 1
+        level = pl.level
+        inferred = pl.inferred
+        raw = pl.level_raw
+        if inferred or raw is None:
+            by = self.by_level
+            by["unknown"] = by.get("unknown", 0) + 1
+            if level is not None:
+                byi = self.by_level_inferred
+                byi[level] = byi.get(level, 0) + 1
+        else:
+            by = self.by_level
+            by[raw] = by.get(raw, 0) + 1
+        cid = self.miner.add(pl.message or pl.raw)
+        key = (cid, level)
+        g = self.groups.get(key)
+        if g is None:
+            g = self.groups[key] = _Group(cid, level, self.nb)
+            g.example, g.example_idx, g.kind = pl, idx, pl.kind
+            g.service = pl.service or service
+            if pl.service and service and pl.service != service:
+                g.origin = service
+        g.count += 1
+        if level == "error" or level == "fatal":
+            g.errors += 1
+        if inferred:
+            g.inferred_n += 1
+            if level is not None:
+                li = g.levels_inferred
+                li[level] = li.get(level, 0) + 1
+        else:
+            lv = g.levels
+            k = raw if raw is not None else "unknown"
+            lv[k] = lv.get(k, 0) + 1
+        b = -1
+        if t is not None:
+            if epoch is None:
+                epoch = t.timestamp()
+            if epoch < g.first:
+                g.first, g.first_dt = epoch, t
+            if epoch > g.last:
+                g.last, g.last_dt = epoch, t
+            if self.nb:
+                b = int((epoch - self.t0) / self.step)  # type: ignore[operator]
+                b = 0 if b < 0 else (self.nb - 1 if b >= self.nb else b)
+                g.timeline[b] += 1
+                lt = self.level_timeline
+                lt["total"][b] += 1
+                if level == "error" or level == "fatal":
+                    lt["error"][b] += 1
+                elif level == "warn":
+                    lt["warn"][b] += 1
+        else:
+            epoch = -1.0
+        if pl.duration_ms is not None:
+            self._add_latency(pl, cid, t, epoch, service)
+        if pl.status is not None:
+            self._add_status(pl, t, b, service)
+        if pl.gauges is not None and t is not None:
+            self._add_gauges(pl, t, epoch, service)
+
+    def _add_gauges(self, pl: ParsedLine, t: datetime, epoch: float, service: str | None) -> None:
+        svc = pl.service or service
+        for name, value, limit in pl.gauges or ():
+            g = self.gauges.get((svc, name))
+            if g is None:
+                if len(self.gauges) >= 64:
+                    continue
+                g = self.gauges[(svc, name)] = _Gauge(svc)
+            if len(g.points) < 200_000:
+                g.points.append((epoch, value))
+            if limit is not None:
+                g.limit = limit
+            if g.first_dt is None or t < g.first_dt:
+                g.first_dt = t
+            if g.last_dt is None or t > g.last_dt:
+                g.last_dt = t
+
+    def _add_latency(
+        self, pl: ParsedLine, cid: int, t: datetime | None, epoch: float, service: str | None
+    ) -> None:
+        key = pl.endpoint or f"#{cid}"
+        s = self.latency.get(key)
+        if s is None:
+            if len(self.latency) >= MAX_KEYS:
+                key = "(other)"
+                s = self.latency.get(key)
+            if s is None:
+                s = self.latency[key] = _Series(pl.duration_field, pl.service or service,
+                                                None if pl.endpoint else cid)  # fmt: skip
+        s.count += 1
+        ms = float(pl.duration_ms or 0.0)
+        s.points.append((epoch, ms))
+        if t is not None:
+            if s.first_dt is None or t < s.first_dt:
+                s.first_dt = t
+            if s.last_dt is None or t > s.last_dt:
+                s.last_dt = t
+        if ms > s.max:
+            s.max, s.example = ms, example_text(pl)  # the slowest one
+
+    def _add_status(self, pl: ParsedLine, t: datetime | None, b: int, service: str | None) -> None:
+        key = pl.endpoint or f"({pl.service or service or 'all'})"
+        st = self.status.get(key)
+        if st is None:
+            if len(self.status) >= MAX_KEYS:
+                key = "(other)"
+                st = self.status.get(key)
+            if st is None:
+                st = self.status[key] = _Status(pl.service or service, self.nb)
+        code = pl.status or ""
+        st.total += 1
+        st.codes[code] = st.codes.get(code, 0) + 1
+        http = pl.http_status()
+        if (http is not None and http >= 500) or (http is None and code in ERROR_OUTCOMES):
+            st.errors += 1
+            if b >= 0:
+                st.timeline[b] += 1
+            if t is not None:
+                if st.first_err is None or t < st.first_err:
+                    st.first_err = t
+                if st.last_err is None or t > st.last_err:
+                    st.last_err = t
+            if st.example is None:
+                st.example = example_text(pl)
+
+    # ------------------------------------------------------------------ answer
+    def result(self) -> dict[str, Any]:
+        """The answer as a LogStats-shaped dict (empty sections left out)."""
+        ranked = sorted(self.groups.values(), key=lambda g: (-g.count, g.first, g.cid))
+        top = ranked[: max(self.top, 0)]
+        in_top = {id(g) for g in top}
+        rare = sorted(
+            (g for g in ranked if id(g) not in in_top and g.errors),
+            key=lambda g: (g.errors, g.first, g.cid),
+        )[: max(self.rare, 0)]
+        out: dict[str, Any] = {
+            "total": self.total,
+            "by_level": dict(sorted(self.by_level.items(), key=lambda kv: (-kv[1], kv[0]))),
+        }
+        if self.by_level_inferred:
+            out["by_level_inferred"] = dict(
+                sorted(self.by_level_inferred.items(), key=lambda kv: (-kv[1], kv[0]))
+            )
+        out["distinct_messages"] = len(self.groups)
+        out["top_messages"] = [self._group(g) for g in top]
+        if rare:
+            out["rare_errors"] = [self._group(g) for g in rare]
+        out["other_messages"] = sum(g.count for g in ranked[len(top) :])
+        latency = self._latency()
+        if latency:
+            out["latency"] = latency
+        status = self._status()
+        if status:
+            out["status"] = status
+        gauges = self._gauges()
+        if gauges:
+            out["gauges"] = gauges
+        if self.nb and self.total:
+            out["timeline"] = {k: v for k, v in self.level_timeline.items() if any(v)}
+        if self.nb and (latency or status or self.groups):
+            out["buckets"] = {
+                "from": format_time(self.start),  # type: ignore[arg-type]
+                "to": format_time(self.end),  # type: ignore[arg-type]
+                "step_seconds": _round(self.step),
+                "count": self.nb,
+            }
+        return out
+
+    def _group(self, g: _Group) -> dict[str, Any]:
+        pl = g.example
+        assert pl is not None
+        pattern = self.miner.template(g.cid)
+        d: dict[str, Any] = {
+            "pattern": pattern[:PATTERN_CHARS],
+            "count": g.count,
+            "levels": dict(sorted(g.levels.items(), key=lambda kv: (-kv[1], kv[0]))),
+        }
+        if g.levels_inferred:
+            d["levels_inferred"] = g.levels_inferred
+        if g.level is not None:
+            d["severity"] = g.level
+            if g.inferred_n == g.count:
+                d["inferred"] = True
+        if g.errors:
+            d["errors"] = g.errors
+        d["first_seen"] = format_time(g.first_dt) if g.first_dt is not None else None
+        d["last_seen"] = format_time(g.last_dt) if g.last_dt is not None else None
+        d["example"] = example_text(pl)
+        if self.ref_of is not None and g.example_idx is not None:
+            d["example_ref"] = self.ref_of(g.example_idx)
+        if g.service:
+            d["service"] = g.service
+        if g.origin:
+            d["origin"] = g.origin
+        if g.kind != "text":
+            d["kind"] = g.kind
+        fields = {k: v for k, v in (("endpoint", pl.endpoint), ("status", pl.status),
+                  ("logger", pl.logger), ("host", pl.host)) if v}  # fmt: skip
+        if pl.error and pl.kind in ("json", "logfmt"):
+            fields["error"] = pl.error[:EXAMPLE_CHARS]
+        if fields:
+            d["fields"] = fields
+        if g.level is not None and LEVEL_RANK.get(g.level, 0) >= LEVEL_RANK["warn"]:
+            sig = classify(pl.message, pl.error, pl.host)
+        else:
+            sig = classify(pl.message, None, None)
+            if sig.kind != "change":
+                sig = sig.__class__()
+        if sig.kind:
+            d["signal"], d["reason"] = sig.kind, sig.reason
+            if sig.targets:
+                d["targets"] = list(sig.targets)
+        if self.nb and any(g.timeline):
+            d["timeline"] = g.timeline
+        return d
+
+    def _latency(self, limit: int = 6) -> list[dict[str, Any]]:
+        out = []
+        for key, s in self.latency.items():
+            if s.count < 2:
+                continue
+            values = sorted(v for _, v in s.points)
+            label = key if s.cid is None else (self.miner.template(s.cid)[:PATTERN_CHARS] or key)
+            d: dict[str, Any] = {"key": label, "source": s.source}
+            if s.service:
+                d["service"] = s.service
+            d.update(
+                count=s.count,
+                p50_ms=_round(percentile(values, 0.5)),
+                p99_ms=_round(percentile(values, 0.99)),
+                max_ms=_round(values[-1]),
+                first_seen=format_time(s.first_dt) if s.first_dt else None,
+                last_seen=format_time(s.last_dt) if s.last_dt else None,
+                example=s.example,
+            )
+            if self.nb:
+                d["timeline_p50_ms"] = self._bucket_p50(s.points)
+                shift = self._shift(s.points)
+                if shift:
+                    d["shift"] = shift
+            out.append(d)
+        out.sort(key=lambda d: (-d["p99_ms"], -d["count"]))
+        return out[:limit]
+
+    def _bucket_p50(self, points: list[tuple[float, float]]) -> list[float | None]:
+        nb, t0, step = self.nb, self.t0 or 0.0, self.step
+        per: list[list[float]] = [[] for _ in range(nb)]
+        for epoch, v in points:
+            if epoch >= 0:
+                b = int((epoch - t0) / step)
+                per[0 if b < 0 else (nb - 1 if b >= nb else b)].append(v)
+        return [_round(percentile(sorted(p), 0.5)) if p else None for p in per]
+
+    def _shift(self, points: list[tuple[float, float]]) -> dict[str, Any] | None:
+        """The bucket boundary that best splits the durations into two levels (the least
+        absolute deviation from each side's median), when the medians differ x1.5."""
+        pts = sorted(p for p in points if p[0] >= 0)
+        if len(pts) > 4000:
+            stride = len(pts) / 4000
+            pts = [pts[int(i * stride)] for i in range(4000)]
+        if len(pts) < 6 or self.t0 is None:
+            return None
+        best: tuple[float, float, float, float] | None = None
+        for k in range(1, self.nb):
+            cut = self.t0 + k * self.step
+            before = sorted(v for e, v in pts if e < cut)
+            after = sorted(v for e, v in pts if e >= cut)
+            if len(before) < 3 or len(after) < 3:
+                continue
+            b50, a50 = percentile(before, 0.5), percentile(after, 0.5)
+            cost = sum(abs(v - b50) for v in before) + sum(abs(v - a50) for v in after)
+            if best is None or cost < best[0]:
+                best = (cost, cut, b50, a50)
+        if best is None:
+            return None
+        b50, a50 = best[2], best[3]
+        if max(a50 + 1.0, b50 + 1.0) / min(a50 + 1.0, b50 + 1.0) < 1.5:
+            return None
+        at = datetime.fromtimestamp(best[1], tz=self.start.tzinfo if self.start else None)
+        return {"at": format_time(at), "before_p50_ms": _round(b50), "after_p50_ms": _round(a50)}
+
+    def _gauges(self, limit: int = 4, slots: int = 12) -> list[dict[str, Any]]:
+        """Numeric gauge fields (memory, queue, connections ...) over their own time span:
+        first / last / min / max, the limit logged beside them, a 12-slot series of means
+        and ``rising`` (the share of slot-to-slot steps that do not go down)."""
+        out = []
+        for (svc, name), g in self.gauges.items():
+            pts = sorted(g.points)
+            if len(pts) < 3:
+                continue
+            values = [v for _, v in pts]
+            lo, hi = min(values), max(values)
+            if hi == lo:
+                continue
+            t0, t1 = pts[0][0], pts[-1][0]
+            width = (t1 - t0) / slots or 1.0
+            sums = [0.0] * slots
+            counts = [0] * slots
+            for e, v in pts:
+                k = min(int((e - t0) / width), slots - 1)
+                sums[k] += v
+                counts[k] += 1
+            series = [_round(sums[k] / counts[k]) if counts[k] else None for k in range(slots)]
+            seen = [v for v in series if v is not None]
+            steps = list(itertools.pairwise(seen))
+            rising = sum(1 for a, b in steps if b >= a) / len(steps) if steps else 0.0
+            d: dict[str, Any] = {"field": name}
+            if svc:
+                d["service"] = svc
+            d.update(
+                count=len(pts), first=_round(values[0]), last=_round(values[-1]),
+                min=_round(lo), max=_round(hi),
+            )  # fmt: skip
+            if g.limit is not None:
+                d["limit"] = _round(g.limit)
+            d.update(
+                first_seen=format_time(g.first_dt) if g.first_dt else None,
+                last_seen=format_time(g.last_dt) if g.last_dt else None,
+                series=series,
+                rising=_round(rising),
+            )
+            out.append(d)
+        out.sort(key=lambda d: (-d["rising"], -(d["max"] - d["min"])))
+        return out[:limit]
+
+    def _status(self, limit: int = 6) -> list[dict[str, Any]]:
+        out = []
+        for key, st in self.status.items():
+            codes = dict(sorted(st.codes.items(), key=lambda kv: (-kv[1], kv[0]))[:8])
+            d: dict[str, Any] = {"key": key}
+            if st.service:
+                d["service"] = st.service
+            d.update(total=st.total, codes=codes, errors=st.errors)
+            if st.errors:
+                d["error_ratio"] = _round(st.errors / st.total)
+                d["first_error"] = format_time(st.first_err) if st.first_err else None
+                d["last_error"] = format_time(st.last_err) if st.last_err else None
+                d["example"] = st.example
+                if self.nb:
+                    d["timeline_errors"] = st.timeline
+            out.append(d)
+        out.sort(key=lambda d: (-d["errors"], -d["total"], d["key"]))
+        return out[:limit]

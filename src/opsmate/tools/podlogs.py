@@ -1,0 +1,84 @@
+"""Typed lines of a pod's log tail (``pod_logs``), shared by the live tool and replay.
+
+:func:`line_record` turns one parsed line into the JSON form of
+:class:`opsmate.records.logs.PodLogLine` (time, canonical level, whether it was inferred,
+the line as written, its shape, error, exit code); :func:`fit_tail` says how many of the
+newest lines fit in a size: ``data["records"]`` keeps only those, so the last words
+survive the result budget (which cuts the largest list, ``lines``, from its end, where a
+tail keeps its newest lines).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from opsmate.timeparse import format_time, parse_time
+from opsmate.tools.logparse import ParsedLine
+
+POD_LOGS_CHARS = 2800  # the typed records of a pod_logs answer: the newest lines within this
+
+__all__ = ["POD_LOGS_CHARS", "fit_tail", "line_record"]
+
+
+def _line_time(pl: ParsedLine) -> datetime | None:
+    text = pl.time_text
+    if not text or len(text) < 16 or not text[:4].isdigit():
+        return None
+    try:
+        return parse_time(text.replace(",", ".").replace(" ", "T", 1))
+    except (ValueError, OverflowError):
+        return None
+
+
+def line_record(
+    pl: ParsedLine,
+    *,
+    message: str | None = None,
+    time: datetime | None = None,
+    container: str | None = None,
+    previous: bool = False,
+    ref: str | None = None,
+) -> dict[str, Any]:
+    """The PodLogLine JSON of one parsed line (``message``: the line as stored, when the
+    parse was of a record's message; ``time``: the record's time, else one read from the
+    line)."""
+    written = (message if message is not None else pl.raw).rstrip("\r\n")
+    when = time or _line_time(pl)
+    out: dict[str, Any] = {}
+    if when is not None:
+        out["time"] = format_time(when)
+    if pl.level is not None:
+        out["level"] = pl.level
+        if pl.inferred:
+            out["level_inferred"] = True
+    out["message"] = written
+    if container:
+        out["container"] = container
+    if previous:
+        out["previous"] = True
+    if pl.message and pl.message != written.strip():
+        out["text"] = pl.message
+    if pl.kind != "text":
+        out["kind"] = pl.kind
+    if pl.error and pl.kind in ("json", "logfmt"):
+        out["error"] = pl.error[:1000]
+    if pl.exit_code is not None:
+        out["exit_code"] = pl.exit_code
+    if ref:
+        out["ref"] = ref
+    return out
+
+
+def fit_tail(lines: list[str], records: list[dict[str, Any]], limit_chars: int) -> int:
+    """How many of the newest lines (with their records) fit in ``limit_chars`` (at least 1)."""
+    used = 0
+    kept = 0
+    for line, rec in zip(reversed(lines), reversed(records), strict=True):
+        size = len(line) + len(json.dumps(rec, ensure_ascii=False, default=str)) + 8
+        if kept and used + size > limit_chars:
+            break
+        used += size
+        kept += 1
+    return kept

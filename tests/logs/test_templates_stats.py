@@ -1,0 +1,202 @@
+"""Templates (Drain), the log_stats builder, and what messages say (signals)."""
+
+from __future__ import annotations
+
+import json
+import random
+from datetime import UTC, datetime, timedelta
+
+from opsmate.records.logs import LogStats
+from opsmate.tools.logparse import parse_line, parse_record
+from opsmate.tools.logsignals import classify, hosts_in
+from opsmate.tools.logstats import StatsBuilder
+from opsmate.tools.logtemplates import TemplateMiner, mask_message
+from opsmate.tools.shaping import log_stats
+
+T0 = datetime(2031, 4, 2, 8, 0, tzinfo=UTC)
+
+
+# --------------------------------------------------------------------------- templates
+
+
+def test_drain_groups_variants_and_keeps_different_messages_apart() -> None:
+    m = TemplateMiner()
+    a = m.add("user 1042 logged in from 10.0.0.7")
+    b = m.add("user 877 logged in from 10.0.3.1")
+    c = m.add("cache warmed with 300 entries")
+    d = m.add("worker alpha picked job 17")
+    e = m.add("worker beta picked job 18")
+    assert a == b and a != c and d == e
+    assert m.template(a) == "user <num> logged in from <ip>"
+    assert m.template(d) == "worker <*> picked job <num>"  # Drain turned the varying word
+    assert mask_message("took 35ms then 1.5s, id 7f3a9c2e01") == "took <dur> then <dur>, id <id>"
+
+
+def test_json_lines_with_the_same_keys_do_not_collapse() -> None:
+    b = StatsBuilder()
+    for i in range(50):
+        line = {"level": "INFO", "message": "order accepted", "order": i, "request_id": f"r{i}"}
+        b.add(parse_line(json.dumps(line)), T0 + timedelta(seconds=i), "shop")
+    err = {"level": "ERROR", "message": "card vault unreachable", "order": 51, "request_id": "r51"}
+    b.add(parse_line(json.dumps(err)), T0 + timedelta(seconds=60), "shop")
+    out = b.result()
+    patterns = {g["pattern"] for g in out["top_messages"]}
+    assert patterns == {"order accepted", "card vault unreachable"}
+    assert out["by_level"] == {"info": 50, "error": 1}
+
+
+def test_miner_stays_bounded_on_messages_of_unbounded_variety() -> None:
+    rnd = random.Random(3)
+    words = ["".join(rnd.choice("abcdefghij") for _ in range(6)) for _ in range(400)]
+    m = TemplateMiner(max_insertions=300)
+    for _ in range(2000):
+        m.add(" ".join(rnd.choice(words) for _ in range(5)))
+    assert m.insertions == 300 and len(m) > 300  # the rest grouped by their masked text
+
+
+# --------------------------------------------------------------------------- builder
+
+
+def _stats(lines: list[tuple[int, str]], **kw: object) -> LogStats:
+    b = StatsBuilder(start=T0, end=T0 + timedelta(minutes=60), **kw)  # type: ignore[arg-type]
+    for i, (minute, line) in enumerate(lines):
+        b.add(parse_line(line), T0 + timedelta(minutes=minute, seconds=i % 50), "shop", i)
+    parsed = LogStats.model_validate(b.result())
+    return parsed
+
+
+def test_levels_written_and_inferred_are_kept_apart_and_info_is_never_an_error() -> None:
+    stats = _stats(
+        [(1, "INFO connection refused counter reset")]  # written INFO, words of an error
+        + [(2, "could not resolve host: ledger.internal")] * 3  # unleveled: inferred error
+        + [(3, "[WARN] slow disk")]
+    )
+    assert stats.by_level == {"info": 1, "unknown": 3, "warn": 1}
+    assert stats.by_level_inferred == {"error": 3}
+    groups = {g.pattern: g for g in stats.groups()}
+    info = next(g for p, g in groups.items() if p.startswith("connection refused"))
+    assert info.severity == "info" and info.errors == 0 and info.signal is None
+    dns = next(g for p, g in groups.items() if p.startswith("could not resolve"))
+    assert dns.severity == "error" and dns.inferred and dns.errors == 3
+    assert dns.levels_inferred == {"error": 3} and dns.levels == {}
+    assert dns.signal == "dependency" and dns.reason == "dns" and dns.targets == ["ledger.internal"]
+
+
+def test_a_single_error_among_many_info_lines_is_a_rare_error() -> None:
+    lines = [(m % 60, f"GET /api/items/{m} 200 in {m % 90}ms") for m in range(3000)]
+    lines += [(m % 60, "health ok") for m in range(2000)]
+    lines.insert(4000, (41, "ERROR could not acquire connection from pool after 30s"))
+    stats = _stats(lines, top=2)
+    assert [g.count for g in stats.top_messages] == [3000, 2000]
+    assert len(stats.rare_errors) == 1
+    needle = stats.rare_errors[0]
+    assert needle.count == 1 and needle.example.endswith("after 30s")
+    assert needle.signal == "saturation" and needle.reason == "pool_exhausted"
+    assert needle.first_seen is not None and needle.first_seen.minute == 41
+    assert needle.timeline[8] == 1 and sum(needle.timeline) == 1  # minute 41 of 60: bucket 8
+
+
+def test_latency_percentiles_timeline_and_shift_from_fields() -> None:
+    lines = []
+    for m in range(60):
+        ms = 40 + m % 7 if m < 30 else 900 + m % 11  # slow from minute 30
+        body = {"level": "info", "message": "served", "path": "/api/cart/9", "method": "GET",
+                "status": 200 if m % 10 else 503, "duration_ms": ms}  # fmt: skip
+        lines.append((m, json.dumps(body)))
+    stats = _stats(lines)
+    lat = stats.latency[0]
+    assert lat.key == "GET /api/cart/{id}" and lat.source == "duration_ms" and lat.count == 60
+    assert lat.p50_ms is not None and 40 <= lat.p50_ms <= 910
+    assert lat.p99_ms is not None and lat.p99_ms >= 900
+    assert lat.shift is not None and lat.shift.at is not None and lat.shift.at.minute == 30
+    assert lat.shift.after_p50_ms is not None and lat.shift.after_p50_ms > 800
+    assert lat.timeline_p50_ms[0] is not None and lat.timeline_p50_ms[0] < 50
+    st = stats.status[0]
+    assert st.key == "GET /api/cart/{id}" and st.codes == {"200": 54, "503": 6}
+    assert st.errors == 6 and st.error_ratio == 0.1 and sum(st.timeline_errors) == 6
+    assert stats.timeline["total"] and sum(stats.timeline["total"]) == 60
+
+
+def test_durations_written_in_text_are_latency_too() -> None:
+    stats = _stats([(m, f"report rendered in {4 + m % 3}.5 seconds") for m in range(20)])
+    lat = stats.latency[0]
+    assert lat.source == "text" and lat.key == "report rendered in <num> seconds"
+    assert lat.p50_ms == 5500.0 and lat.max_ms == 6500.0
+
+
+def test_outcome_words_count_as_failed_requests() -> None:
+    lines = [
+        (m, json.dumps({"message": "call done", "endpoint": "/upstream", "status": s}))
+        for m, s in enumerate(["success"] * 8 + ["timeout"] * 2)
+    ]
+    st = _stats(lines).status[0]
+    assert st.codes == {"success": 8, "timeout": 2} and st.errors == 2
+
+
+def test_gauges_that_grow_towards_their_limit() -> None:
+    lines = [
+        (m, json.dumps({"level": "info", "message": "mem", "rss_mb": 100 + 30 * m,
+                        "rss_limit_mb": 2048}))
+        for m in range(60)
+    ]  # fmt: skip
+    g = _stats(lines).gauges[0]
+    assert g.field == "rss_mb" and g.first == 100 and g.last == 1870 and g.limit == 2048
+    assert g.rising == 1.0 and len(g.series) == 12
+
+
+def test_shaping_log_stats_keeps_its_contract() -> None:
+    recs = [
+        {"@timestamp": "2031-04-02T08:00:00Z", "level": "ERROR", "message": "x failed 1", "id": 1},
+        {"@timestamp": "2031-04-02T08:01:00Z", "level": "error", "message": "x failed 2", "id": 2},
+        {"@timestamp": "2031-04-02T08:02:00Z", "message": "fine"},
+    ]
+    out = log_stats(recs, ref_of=lambda r: f"log://s/{r['id']}" if "id" in r else "log://s/-")
+    assert out["total"] == 3 and out["by_level"] == {"error": 2, "unknown": 1}
+    top = out["top_messages"][0]
+    assert top["pattern"] == "x failed <num>" and top["example"] == "x failed 1"
+    assert top["example_ref"] == "log://s/1"
+    assert log_stats([])["top_messages"] == []
+
+
+def test_two_hundred_thousand_records() -> None:
+    b = StatsBuilder(start=T0, end=T0 + timedelta(hours=1))
+    rnd = random.Random(5)
+    for i in range(200_000):
+        t = T0 + timedelta(milliseconds=18 * i)
+        if i == 151_515:
+            line = '{"level": "ERROR", "message": "ledger write rejected: disk full"}'
+        else:
+            line = f'{{"level": "INFO", "message": "ok", "latency_ms": {rnd.randint(1, 90)}}}'
+        b.add(parse_line(line), t, "ledger", i)
+    out = LogStats.model_validate(b.result())
+    assert out.total == 200_000 and out.by_level == {"info": 199_999, "error": 1}
+    assert out.rare_errors == [] and out.top_messages[1].example.startswith("ledger write")
+    assert out.latency[0].count == 199_999
+
+
+# --------------------------------------------------------------------------- signals
+
+
+def test_signals_of_common_messages() -> None:
+    assert classify("Environment variable SHOP_REGION is undefined").targets == ("SHOP_REGION",)
+    assert classify("KeyError: 'QUEUE_URL'").reason == "missing_key"
+    assert classify("x509: certificate has expired or is not yet valid").reason == "certificate"
+    dns = classify("dial tcp: lookup ledger-db on 10.96.0.10:53: no such host")
+    assert dns.kind == "dependency" and dns.reason == "dns" and dns.targets[0] == "ledger-db"
+    ref = classify("lost connection to cache: ECONNREFUSED kv-primary:6380")
+    assert ref.reason == "refused" and ref.targets[0] == "kv-primary:6380"
+    upstream = classify("checkout failed - inventory-api returned 503")
+    assert upstream.kind == "dependency" and "inventory-api" in upstream.targets
+    assert classify("java.lang.OutOfMemoryError: Java heap space").reason == "out_of_memory"
+    assert classify("feature flag new-pricing enabled for 10% of users").kind == "change"
+    assert classify("leader election won, promoted to primary").reason == "failover"
+    assert classify("Initializing connection pool of 20").kind is None  # just words
+    assert classify("all systems nominal").kind is None
+
+
+def test_hosts_in_prefers_specific_names_and_skips_timestamps() -> None:
+    assert (
+        hosts_in("connect to Redis failed: kv-1.internal:6379 refused")[0] == "kv-1.internal:6379"
+    )
+    assert hosts_in("2031-04-02T08:00:01 upstream T08:00 closed") == []
+    assert parse_record({"message": "x", "host": "db-1"}).host is None  # a record's own host
