@@ -12,9 +12,16 @@ and the log parameters ``container``, ``tailLines`` and ``sinceSeconds``. Errors
 headers with lower-case names) so a test can assert that only GET was ever used; any other verb is
 answered 405.
 
+Beyond those, every resource of the product's allow-list is served on its real path
+(``/api/v1/...`` for the core group, ``/apis/<group>/<version>/...`` otherwise; see
+``RESOURCES``), namespaced or cluster-scoped as on a real server. A request whose
+``Accept`` header asks for ``as=PartialObjectMetadata[List];g=meta.k8s.io;v=v1`` gets
+only the objects' metadata, as a real API server answers it.
+
 Fault modes (``fixture.mode``): ``forbidden`` (403, an RBAC denial), ``unauthorized``
 (401), ``server_error`` (500), ``slow`` (answers after ``delay`` s), ``malformed``
-(200 with truncated JSON).
+(200 with truncated JSON), ``hang`` (accepts the request and never answers until the
+fixture closes). ``forbidden_resources`` makes only those resources answer 403.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from __future__ import annotations
 import copy
 import json
 import re
-import time
+import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -44,20 +51,52 @@ FIELDS = {
         "source",
     },
 }
-KINDS = {
-    "pods": "Pod",
-    "events": "Event",
-    "deployments": "Deployment",
-    "replicasets": "ReplicaSet",
-    "nodes": "Node",
+# resource -> (kind, group/version, namespaced): what a v1.31 API server serves
+RESOURCES: dict[str, tuple[str, str, bool]] = {
+    "pods": ("Pod", "v1", True),
+    "events": ("Event", "v1", True),
+    "services": ("Service", "v1", True),
+    "endpoints": ("Endpoints", "v1", True),
+    "persistentvolumeclaims": ("PersistentVolumeClaim", "v1", True),
+    "configmaps": ("ConfigMap", "v1", True),
+    "secrets": ("Secret", "v1", True),
+    "serviceaccounts": ("ServiceAccount", "v1", True),
+    "resourcequotas": ("ResourceQuota", "v1", True),
+    "limitranges": ("LimitRange", "v1", True),
+    "nodes": ("Node", "v1", False),
+    "namespaces": ("Namespace", "v1", False),
+    "persistentvolumes": ("PersistentVolume", "v1", False),
+    "deployments": ("Deployment", "apps/v1", True),
+    "replicasets": ("ReplicaSet", "apps/v1", True),
+    "statefulsets": ("StatefulSet", "apps/v1", True),
+    "daemonsets": ("DaemonSet", "apps/v1", True),
+    "jobs": ("Job", "batch/v1", True),
+    "cronjobs": ("CronJob", "batch/v1", True),
+    "ingresses": ("Ingress", "networking.k8s.io/v1", True),
+    "networkpolicies": ("NetworkPolicy", "networking.k8s.io/v1", True),
+    "ingressclasses": ("IngressClass", "networking.k8s.io/v1", False),
+    "storageclasses": ("StorageClass", "storage.k8s.io/v1", False),
+    "endpointslices": ("EndpointSlice", "discovery.k8s.io/v1", True),
+    "roles": ("Role", "rbac.authorization.k8s.io/v1", True),
+    "rolebindings": ("RoleBinding", "rbac.authorization.k8s.io/v1", True),
+    "clusterroles": ("ClusterRole", "rbac.authorization.k8s.io/v1", False),
+    "clusterrolebindings": ("ClusterRoleBinding", "rbac.authorization.k8s.io/v1", False),
+    "horizontalpodautoscalers": ("HorizontalPodAutoscaler", "autoscaling/v2", True),
+    "poddisruptionbudgets": ("PodDisruptionBudget", "policy/v1", True),
+    "validatingwebhookconfigurations": (
+        "ValidatingWebhookConfiguration",
+        "admissionregistration.k8s.io/v1",
+        False,
+    ),
+    "mutatingwebhookconfigurations": (
+        "MutatingWebhookConfiguration",
+        "admissionregistration.k8s.io/v1",
+        False,
+    ),
 }
-GROUP = {
-    "pods": "v1",
-    "events": "v1",
-    "nodes": "v1",
-    "deployments": "apps/v1",
-    "replicasets": "apps/v1",
-}
+KINDS = {r: k for r, (k, _, _) in RESOURCES.items()}
+GROUP = {r: gv for r, (_, gv, _) in RESOURCES.items()}
+PARTIAL = re.compile(r"as=(PartialObjectMetadata(?:List)?);g=meta\.k8s\.io;v=v1")
 
 
 def status(code: int, reason: str, message: str, **details: Any) -> dict[str, Any]:
@@ -157,8 +196,14 @@ class K8sFixture(LoopbackServer):
         self.logs = logs or {}
         self.mode = "ok"
         self.delay = 3.0
+        self.forbidden_resources: set[str] = set()
         self.requests: list[dict[str, Any]] = []
+        self.released = threading.Event()  # set on exit: hanging answers end
         self._serve()
+
+    def __exit__(self, *exc: object) -> None:
+        self.released.set()
+        super().__exit__(*exc)
 
     def respond(
         self, method: str, target: str, headers: dict[str, str], body: bytes
@@ -182,7 +227,7 @@ class K8sFixture(LoopbackServer):
                     405, "MethodNotAllowed", f"the fixture serves only GET, not {method}"
                 )
             self._fault(parts.path)
-            result = self._route(parts.path, query)
+            result = self._route(parts.path, query, headers.get("accept") or "")
         except K8sError as exc:
             return exc.code, "application/json", json.dumps(exc.body).encode()
         if isinstance(result, str):
@@ -196,9 +241,12 @@ class K8sFixture(LoopbackServer):
         return 200, "application/json", json.dumps(result).encode()
 
     def _fault(self, path: str) -> None:
-        resource = next((r for r in KINDS if f"/{r}" in path), "pods")
-        ns = re.search(r"/namespaces/([^/]+)", path)
-        if self.mode == "forbidden":
+        parts = [p for p in path.split("/") if p]
+        resource = next((p for p in reversed(parts) if p in RESOURCES), "pods")
+        if "namespaces" in parts and parts.index("namespaces") + 2 < len(parts):
+            resource = parts[parts.index("namespaces") + 2]  # /namespaces/<ns>/<resource>
+        ns = re.search(r"/namespaces/([^/]+)/", path)
+        if self.mode == "forbidden" or resource in self.forbidden_resources:
             where = f' in the namespace "{ns.group(1)}"' if ns else " at the cluster scope"
             group = GROUP[resource].rpartition("/")[0]
             raise K8sError(
@@ -213,30 +261,37 @@ class K8sFixture(LoopbackServer):
         if self.mode == "server_error":
             raise K8sError(500, "InternalError", "etcdserver: request timed out")
         if self.mode == "slow":
-            time.sleep(self.delay)
+            self.released.wait(self.delay)
+        if self.mode == "hang":
+            self.released.wait()
 
-    def _route(self, path: str, q: dict[str, str]) -> Any:
+    def _route(self, path: str, q: dict[str, str], accept: str = "") -> Any:
         m = re.fullmatch(r"/api/v1/namespaces/([^/]+)/pods/([^/]+)/log", path)
         if m:
             return self._log(m.group(1), m.group(2), q)
         m = re.fullmatch(
-            r"/(?:api/v1|apis/apps/v1)(?:/namespaces/([^/]+))?/([a-z]+)(?:/([^/]+))?", path
+            r"/(?:api/(v1)|apis/([^/]+/[^/]+))(?:/namespaces/([^/]+))?/([a-z]+)(?:/([^/]+))?", path
         )
-        if not m or m.group(2) not in KINDS or (m.group(2) == "nodes") == bool(m.group(1)):
-            raise K8sError(404, "NotFound", "the server could not find the requested resource")
-        ns, resource, name = m.groups()
-        if ("/apis/apps/" in path) != (GROUP[resource] == "apps/v1"):
-            raise K8sError(404, "NotFound", "the server could not find the requested resource")
-        kind = KINDS[resource]
+        not_served = K8sError(404, "NotFound", "the server could not find the requested resource")
+        if not m or m.group(4) not in RESOURCES:
+            raise not_served
+        group_version = m.group(1) or m.group(2)
+        ns, resource, name = m.group(3), m.group(4), m.group(5)
+        kind, served_gv, namespaced = RESOURCES[resource]
+        if group_version != served_gv or (ns is not None and not namespaced):
+            raise not_served
+        if name is not None and namespaced and ns is None:
+            raise not_served
         objs = [
             o
             for o in self.objects
             if o["kind"] == kind and (ns is None or o["metadata"].get("namespace") == ns)
         ]
+        partial = PARTIAL.search(accept)
         if name is not None:
             for o in objs:
                 if o["metadata"]["name"] == name:
-                    return copy.deepcopy(o)
+                    return _partial(o) if partial else copy.deepcopy(o)
             raise K8sError(
                 404, "NotFound", f'{resource} "{name}" not found', name=name, kind=resource
             )
@@ -254,6 +309,13 @@ class K8sFixture(LoopbackServer):
         meta: dict[str, Any] = {"resourceVersion": "4242"}
         if start + limit < len(objs):
             meta["continue"] = str(start + limit)
+        if partial:
+            return {
+                "kind": "PartialObjectMetadataList",
+                "apiVersion": "meta.k8s.io/v1",
+                "metadata": meta,
+                "items": [_partial(o) for o in page],
+            }
         items = []
         for o in page:
             item = copy.deepcopy(o)
@@ -300,6 +362,15 @@ class K8sFixture(LoopbackServer):
         if q.get("tailLines"):
             lines = lines[-int(q["tailLines"]) :] if int(q["tailLines"]) else []
         return "".join(ln + "\n" for _, ln in lines)
+
+
+def _partial(obj: dict[str, Any]) -> dict[str, Any]:
+    """The object as ``PartialObjectMetadata``: its metadata and nothing else."""
+    return {
+        "kind": "PartialObjectMetadata",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": copy.deepcopy(obj["metadata"]),
+    }
 
 
 def write_kubeconfig(

@@ -219,6 +219,9 @@ def test_only_read_verbs_are_ever_used(k8s: K8sFixture, kubeconfig: Path, tmp_pa
         ("node_conditions", {}),
         ("node_conditions", {"name": "node-a"}),
         ("pod_logs", {"name": ORDER_PODS[0], "tail_lines": 3}),
+        ("list_objects", {"kind": "Deployment"}),
+        ("list_objects", {"kind": "Node"}),
+        ("get_object", {"kind": "ReplicaSet", "name": "order-service-7d9f8b6c4"}),
     ]
     for tool, args in calls:
         assert ex.call(tool, args).status == "success", tool

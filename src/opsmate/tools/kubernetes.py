@@ -1,33 +1,39 @@
 """Kubernetes as a live, read-only tool source (the official kubernetes client).
 
 Tools: ``list_pods``, ``get_events``, ``rollout_history``, ``node_conditions``,
-``pod_logs``. Only read verbs are used (get / list, the pod ``log`` subresource): no
-create, update, patch, delete or exec. The cluster of an environment is
-``environments.<env>.kubernetes``: ``kubeconfig`` (default ``$KUBECONFIG`` /
-``~/.kube/config``; the in-cluster service account when there is none) and ``context``,
-overridden (like ``kubectl --context``) by ``tool_specs(settings, kube_context=...)``,
-else by the ``OPSMATE_KUBE_CONTEXT`` environment variable; without any, the kubeconfig's
-current context. Namespaces of a call: ``namespace``, else the task's namespaces (all of
-them for lists; the first holding the object for gets), else the configured ones, else
-the kubeconfig context's, else ``default``. Objects are the JSON the API server sent
-(``_preload_content=False``), shaped as bundle replay shapes them: the client's typed
-models are skipped because they reject objects lacking a field the OpenAPI spec marks
-required (a node without ``nodeInfo.bootID`` would fail the whole call).
+``pod_logs``, and ``list_objects`` / ``get_object`` over the allow-listed kinds of
+:mod:`opsmate.tools.k8s_kinds` (:mod:`opsmate.tools.kubernetes_objects`). Only read verbs
+are used (get / list, the pod ``log`` subresource): no create, update, patch, delete or
+exec. Requests can be stopped (:mod:`opsmate.tools.k8s_transport`): Ctrl-C and the
+process ending abort the ones in flight instead of waiting for their time-out.
+
+The cluster of an environment is ``environments.<env>.kubernetes``: ``kubeconfig`` (default
+``$KUBECONFIG`` / ``~/.kube/config``; the in-cluster service account when there is none) and
+``context``, overridden (like ``kubectl --context``) by ``tool_specs(settings,
+kube_context=...)``, else by the ``OPSMATE_KUBE_CONTEXT`` environment variable; without any,
+the kubeconfig's current context. Namespaces of a call: ``namespace``, else the task's
+namespaces (all of them for lists; the first holding the object for gets), else the
+configured ones, else the kubeconfig context's, else ``default``. Objects are the JSON the
+API server sent (``_preload_content=False``), shaped as bundle replay shapes them: the
+client's typed models are skipped because they reject objects lacking a field the OpenAPI
+spec marks required (a node without ``nodeInfo.bootID`` would fail the whole call).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from opsmate.tools import k8s_transport
 from opsmate.tools import schemas as s
 from opsmate.tools.base import CallContext, ToolFailure, ToolOutput, ToolSpec, http_status_code
 from opsmate.tools.shaping import (
@@ -38,6 +44,7 @@ from opsmate.tools.shaping import (
     pod_summary,
     rollout_history,
 )
+from opsmate.tools.shaping_k8s_common import object_name, object_namespace
 
 if TYPE_CHECKING:
     from opsmate.config import KubernetesSource, Settings
@@ -62,6 +69,15 @@ class _Cluster:
     context: str | None
     namespace: str | None
     source: KubernetesSource
+    apis: dict[str, Any] = field(default_factory=dict)
+
+    def api_of(self, name: str) -> Any:
+        """The kubernetes client API object ``name`` (``NetworkingV1Api`` ...) on this cluster."""
+        if name not in self.apis:
+            from kubernetes import client
+
+            self.apis[name] = getattr(client, name)(self.api)
+        return self.apis[name]
 
 
 @dataclass
@@ -89,9 +105,19 @@ class _Session:
         if self.ctx.deadline is not None:
             timeout = max(min(timeout, self.ctx.deadline - time.monotonic()), 0.05)
         try:
-            resp = fn(*args, _request_timeout=timeout, _preload_content=False, **kwargs)
-            raw = resp.data.decode("utf-8", "replace")
+            with k8s_transport.tracked() as aborted:
+                try:
+                    resp = fn(*args, _request_timeout=timeout, _preload_content=False, **kwargs)
+                    raw = resp.data.decode("utf-8", "replace")
+                except Exception as exc:
+                    if aborted():
+                        raise k8s_transport.Interrupted(where) from exc
+                    raise
             return raw if text else json.loads(raw)
+        except k8s_transport.Interrupted as exc:
+            raise ToolFailure(
+                "interrupted", f"{where}: stopped (interrupted, or the process is ending)"
+            ) from exc
         except Exception as exc:
             raise _failure(exc, where) from exc
 
@@ -100,7 +126,9 @@ class _Session:
         body = self.call(where, fn, *args, limit=LIST_LIMIT, **kw)
         if not isinstance(body, dict) or not isinstance(body.get("items") or [], list):
             raise ToolFailure("bad_response", f"{where}: the answer is not a list object")
-        return list(body.get("items") or []), not (body.get("metadata") or {}).get("continue")
+        items = [i for i in body.get("items") or [] if isinstance(i, dict)]  # skip odd items
+        meta = body.get("metadata")
+        return items, not (meta.get("continue") if isinstance(meta, dict) else None)
 
     def list_all(self, what: str, fn: Callable[..., Any], namespaces: list[str], **kw: Any
              ) -> tuple[list[dict[str, Any]], bool]:  # fmt: skip
@@ -244,6 +272,7 @@ class KubernetesTools:
             ) from exc
         cfg.retries = 0  # the executor retries retryable failures
         api = client.ApiClient(cfg)
+        k8s_transport.install(api)  # Ctrl-C and exit stop requests in flight
         return _Cluster(api, client.CoreV1Api(api), client.AppsV1Api(api), context, namespace, src)
 
     def list_pods(self, args: s.ListPodsArgs, ctx: CallContext) -> ToolOutput:
@@ -257,7 +286,7 @@ class KubernetesTools:
         namespaces = ss.namespaces(args.namespace)
         pods, complete = ss.list_all("pods", ss.cl.core.list_namespaced_pod, namespaces,
                                  label_selector=args.label_selector)  # fmt: skip
-        pods.sort(key=lambda p: (p["metadata"].get("namespace") or "", p["metadata"]["name"]))
+        pods.sort(key=lambda p: (object_namespace(p), object_name(p)))
         return ToolOutput(
             status="success" if pods else "no_data",
             data={"pods": [pod_summary(p) for p in pods], "count": len(pods)},
@@ -275,7 +304,7 @@ class KubernetesTools:
         parts += [f"involvedObject.name={args.name}"] if args.name else []
         items, complete = ss.list_all("events", ss.cl.core.list_namespaced_event, namespaces,
                                   field_selector=",".join(parts) or None)  # fmt: skip
-        items.sort(key=lambda ev: (ev["metadata"].get("namespace") or "", ev["metadata"]["name"]))
+        items.sort(key=lambda ev: (object_namespace(ev), object_name(ev)))
         picked = sorted(
             ((ev, event_summary(ev)) for ev in items),
             key=lambda p: p[1]["last_timestamp"] or "",
@@ -299,29 +328,31 @@ class KubernetesTools:
         found = ss.first("get deployment", apps.read_namespaced_deployment, args.name, namespaces)
         if found is None:
             items, _ = ss.list_all("deployments", apps.list_namespaced_deployment, namespaces)
-            names = sorted(d["metadata"]["name"] for d in items)
+            names = sorted(object_name(d) for d in items)
             return ToolOutput(
                 status="no_data",
                 data={"message": f"no deployment named {args.name!r}", "deployments": names},
                 scope=ss.scope(namespaces, name=args.name),
             )
         ns = found[1]
-        dep = found[0]
-        match = ((dep.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+        dep = found[0] if isinstance(found[0], dict) else {}
+        match = _get(dep, "spec", "selector", "matchLabels")
+        match = match if isinstance(match, dict) else {}
         selector = ",".join(f"{k}={v}" for k, v in sorted(match.items())) or None
         rs_all, _ = ss.items(f"list replicasets in {ns}", apps.list_namespaced_replica_set, ns,
                              label_selector=selector)  # fmt: skip
-        uid = dep["metadata"].get("uid")
+        uid = _get(dep, "metadata", "uid")
 
         def owned(rs: dict[str, Any]) -> bool:
+            owners = _get(rs, "metadata", "ownerReferences")
             return any(
-                o.get("kind") == "Deployment" and o.get("name") == args.name
+                isinstance(o, dict) and o.get("kind") == "Deployment" and o.get("name") == args.name
                 and (not uid or not o.get("uid") or o.get("uid") == uid)
-                for o in rs["metadata"].get("ownerReferences") or []
+                for o in (owners if isinstance(owners, list) else [])
             )  # fmt: skip
 
         replicasets = [rs for rs in rs_all if owned(rs)] or (rs_all if selector else [])
-        replicasets.sort(key=lambda rs: rs["metadata"]["name"])
+        replicasets.sort(key=object_name)
         return ToolOutput(
             status="success",
             data=rollout_history(dep, replicasets),
@@ -341,10 +372,10 @@ class KubernetesTools:
             return ToolOutput(
                 status="no_data",
                 data={"nodes": [], "message": f"no node named {args.name!r}",
-                      "node_names": sorted(n["metadata"]["name"] for n in everything)},
+                      "node_names": sorted(object_name(n) for n in everything)},
                 scope=scope,
             )  # fmt: skip
-        nodes.sort(key=lambda n: n["metadata"]["name"])
+        nodes.sort(key=object_name)
         return ToolOutput(
             status="success" if nodes else "no_data",
             data={"nodes": [node_summary(n) for n in nodes], "count": len(nodes)},
@@ -361,6 +392,7 @@ class KubernetesTools:
             "log of pod", ss.cl.core.read_namespaced_pod_log, args.name, namespaces,
             container=args.container, tail_lines=args.tail_lines + 1,
             since_seconds=args.since_seconds, text=True,
+            **({"previous": True} if args.previous else {}),
         )  # fmt: skip
         if found is None:
             where = ", ".join(namespaces)
@@ -374,19 +406,31 @@ class KubernetesTools:
         older = len(lines) > args.tail_lines  # one line more than asked: there is more
         lines = [ln[:LINE_CHARS] + ("…" if len(ln) > LINE_CHARS else "")
                  for ln in lines[-args.tail_lines :]]  # fmt: skip
+        from opsmate.tools.logparse import parse_line
+        from opsmate.tools.podlogs import POD_LOGS_CHARS, fit_tail, line_record
+
+        records = [line_record(parse_line(ln), previous=args.previous) for ln in lines]
+        records = records[len(records) - fit_tail(lines, records, POD_LOGS_CHARS) :]
         return ToolOutput(
             status="success" if lines else "no_data",
-            data={"lines": lines, "returned": len(lines), "older_not_shown": None if older else 0},
+            data={"lines": lines, "records": records, "returned": len(lines),
+                  "older_not_shown": None if older else 0},
             scope=ss.scope([ns], pod=args.name, container=args.container,
-                           tail_lines=args.tail_lines, since_seconds=args.since_seconds),
+                           tail_lines=args.tail_lines, since_seconds=args.since_seconds,
+                           previous=True if args.previous else None),
             complete=not older,
             source_refs=[k8s_ref(ns, "Pod", args.name)],
         )  # fmt: skip
 
 
 def _ref(obj: dict[str, Any], kind: str) -> str:
-    meta = obj["metadata"]
-    return k8s_ref(meta.get("namespace"), kind, meta["name"])
+    return k8s_ref(object_namespace(obj) or None, kind, object_name(obj))
+
+
+def _get(obj: Any, *keys: str) -> Any:
+    for key in keys:
+        obj = obj.get(key) if isinstance(obj, dict) else None
+    return obj
 
 
 def tool_specs(settings: Settings, *, kube_context: str | None = None) -> list[ToolSpec]:
@@ -397,12 +441,17 @@ def tool_specs(settings: Settings, *, kube_context: str | None = None) -> list[T
     """
     if not any(e.kubernetes for e in settings.environments.values()):
         return []
+    from opsmate.tools.kubernetes_objects import get_object, list_objects
+
     tools = KubernetesTools(settings, kube_context)
+    k8s_transport.hook_sigint()  # here: the registry is built in the main thread
     specs: list[tuple[str, type[BaseModel], Callable[..., ToolOutput]]] = [
         ("list_pods", s.ListPodsArgs, tools.list_pods),
         ("get_events", s.GetEventsArgs, tools.get_events),
         ("rollout_history", s.RolloutHistoryArgs, tools.rollout_history),
         ("node_conditions", s.NodeConditionsArgs, tools.node_conditions),
         ("pod_logs", s.PodLogsArgs, tools.pod_logs),
+        ("list_objects", s.ListObjectsArgs, functools.partial(list_objects, tools)),
+        ("get_object", s.GetObjectArgs, functools.partial(get_object, tools)),
     ]
     return [ToolSpec(name, s.DESCRIPTIONS[name], model, run) for name, model, run in specs]

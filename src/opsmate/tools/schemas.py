@@ -7,9 +7,11 @@ rejected (``extra="forbid"``).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from opsmate.tools.k8s_kinds import KIND_NAMES, canonical_kind
 
 
 class _Args(BaseModel):
@@ -84,6 +86,34 @@ class PodLogsArgs(_Args):
     tail_lines: int = Field(200, ge=1, le=5000)
     since_seconds: int | None = Field(None, ge=1)
     environment: str | None = None
+    previous: bool = Field(
+        False, description="the previous (terminated) instance of the container, as kubectl -p"
+    )
+
+
+KindName = Literal[KIND_NAMES]  # type: ignore[valid-type]
+
+
+class _KindArgs(_Args):
+    @field_validator("kind", mode="before", check_fields=False)
+    @classmethod
+    def _canonical(cls, value: Any) -> Any:
+        """``svc``, ``services``, ``networkpolicies`` ... -> the kind (others fail validation)."""
+        return (canonical_kind(value) or value) if isinstance(value, str) else value
+
+
+class ListObjectsArgs(_KindArgs):
+    kind: KindName = Field(description="object kind (short names such as svc, pvc, hpa work)")
+    namespace: str | None = Field(None, description="ignored for cluster-scoped kinds")
+    label_selector: str | None = Field(None, description="e.g. app=order-service")
+    environment: str | None = None
+
+
+class GetObjectArgs(_KindArgs):
+    kind: KindName = Field(description="object kind (short names such as svc, pvc, hpa work)")
+    name: str = Field(description="object name")
+    namespace: str | None = Field(None, description="ignored for cluster-scoped kinds")
+    environment: str | None = None
 
 
 class SearchRunbooksArgs(_Args):
@@ -104,6 +134,8 @@ ARGS_MODELS: dict[str, type[_Args]] = {
     "node_conditions": NodeConditionsArgs,
     "pod_logs": PodLogsArgs,
     "search_runbooks": SearchRunbooksArgs,
+    "list_objects": ListObjectsArgs,
+    "get_object": GetObjectArgs,
 }
 
 DESCRIPTIONS: dict[str, str] = {
@@ -117,6 +149,11 @@ DESCRIPTIONS: dict[str, str] = {
     "node_conditions": "Node conditions (Ready, MemoryPressure, DiskPressure, PIDPressure).",
     "pod_logs": "Tail of one container's log.",
     "search_runbooks": "Search the runbook knowledge base (hybrid BM25 + vectors).",
+    "list_objects": "List Kubernetes objects of one kind (Service, Ingress, NetworkPolicy, PVC, "
+    "StorageClass, ConfigMap keys, Secret metadata, RBAC, quotas, HPA, Job, workloads, Node ...) "
+    "by namespace and label selector.",
+    "get_object": "Get one Kubernetes object of an allow-listed kind by name; says when it "
+    "does not exist.",
 }
 
 TOOL_NAMES: tuple[str, ...] = tuple(ARGS_MODELS)

@@ -10,129 +10,32 @@ Import these through :mod:`opsmate.tools.shaping`.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Mapping, Sequence
-from datetime import datetime, tzinfo
+from datetime import tzinfo
 from typing import Any
 
-from opsmate.timeparse import format_time, parse_time
+from opsmate.tools.shaping_k8s_common import as_list as _list
+from opsmate.tools.shaping_k8s_common import get as _g
+from opsmate.tools.shaping_k8s_common import integer, k8s_ref, str_map, text
+from opsmate.tools.shaping_k8s_common import time_text as _time
+from opsmate.tools.shaping_k8s_pod import pod_summary
+from opsmate.tools.shaping_k8s_template import template_changes
+
+__all__ = [
+    "event_summary",
+    "k8s_ref",
+    "matches_label_selector",
+    "node_summary",
+    "parse_label_selector",
+    "pod_summary",
+    "rollout_history",
+]
 
 REVISION_ANNOTATION = "deployment.kubernetes.io/revision"
 CHANGE_CAUSE_ANNOTATION = "kubernetes.io/change-cause"
 _PRESSURE = {"MemoryPressure": "memory", "DiskPressure": "disk", "PIDPressure": "pid"}
-
-
-def k8s_ref(namespace: str | None, kind: str, name: str) -> str:
-    """The source reference of a Kubernetes object: ``k8s://<namespace>/<kind>/<name>``;
-    cluster-scoped objects (Node, Namespace, ...) use ``_cluster`` as namespace."""
-    return f"k8s://{namespace or '_cluster'}/{kind}/{name}"
-
-
-def _snake(name: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
-
-
-def _g(d: Any, *keys: str) -> Any:
-    """Walk ``keys`` through nested mappings, accepting camelCase or snake_case keys."""
-    cur = d
-    for key in keys:
-        if not isinstance(cur, Mapping):
-            return None
-        if key in cur:
-            cur = cur[key]
-        else:
-            alt = _snake(key)
-            if alt not in cur:
-                return None
-            cur = cur[alt]
-    return cur
-
-
-def _time(value: Any, tz: tzinfo | None = None) -> str | None:
-    """An API time (string or datetime) as RFC 3339 (in ``tz`` if given), None when absent."""
-    if value in (None, ""):
-        return None
-    try:
-        dt = parse_time(value if isinstance(value, datetime) else str(value))
-    except ValueError:
-        return str(value)
-    return format_time(dt.astimezone(tz) if tz is not None else dt)
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _container_state(state: Any, tz: tzinfo | None) -> dict[str, Any]:
-    """``{"state": running|waiting|terminated|unknown, ...details}`` of a container state."""
-    if not isinstance(state, Mapping):
-        return {"state": "unknown"}
-    for name in ("running", "waiting", "terminated"):
-        detail = state.get(name)
-        if detail:
-            out: dict[str, Any] = {"state": name}
-            if name == "running":
-                out["started_at"] = _time(_g(detail, "startedAt"), tz)
-            else:
-                out["reason"] = _g(detail, "reason")
-                if _g(detail, "message"):
-                    out["message"] = str(_g(detail, "message"))[:300]
-            if name == "terminated":
-                out["exit_code"] = _g(detail, "exitCode")
-                out["finished_at"] = _time(_g(detail, "finishedAt"), tz)
-            return out
-    return {"state": "unknown"}
-
-
-def pod_summary(pod: Mapping[str, Any], *, tz: tzinfo | None = None) -> dict[str, Any]:
-    """Name, namespace, phase, ready ("1/2"), restarts, node, start time and containers.
-
-    Each container carries its state (with reason), restart count, image and its
-    last termination (reason, exit code, finished at) when it restarted.
-    """
-    statuses = {_g(cs, "name"): cs for cs in _list(_g(pod, "status", "containerStatuses"))}
-    containers: list[dict[str, Any]] = []
-    ready = restarts = 0
-    specs = _list(_g(pod, "spec", "containers")) or [{"name": n} for n in statuses]
-    for spec in specs:
-        name = _g(spec, "name")
-        cs = statuses.get(name) or {}
-        c: dict[str, Any] = {
-            "name": name,
-            "image": _g(cs, "image") or _g(spec, "image"),
-            "ready": bool(_g(cs, "ready")),
-            "restarts": int(_g(cs, "restartCount") or 0),
-        }
-        c.update(_container_state(_g(cs, "state"), tz))
-        last = _g(cs, "lastState", "terminated")
-        if last:
-            c["last_termination"] = {
-                "reason": _g(last, "reason"),
-                "exit_code": _g(last, "exitCode"),
-                "finished_at": _time(_g(last, "finishedAt"), tz),
-            }
-        ready += int(c["ready"])
-        restarts += c["restarts"]
-        containers.append(c)
-    owners = _list(_g(pod, "metadata", "ownerReferences"))
-    out: dict[str, Any] = {
-        "name": _g(pod, "metadata", "name"),
-        "namespace": _g(pod, "metadata", "namespace"),
-        "phase": _g(pod, "status", "phase"),
-        "ready": f"{ready}/{len(containers)}",
-        "restarts": restarts,
-        "node": _g(pod, "spec", "nodeName"),
-        "start_time": _time(_g(pod, "status", "startTime"), tz),
-        "labels": dict(_g(pod, "metadata", "labels") or {}),
-        "containers": containers,
-    }
-    if owners:
-        out["owner"] = f"{_g(owners[0], 'kind')}/{_g(owners[0], 'name')}"
-    reason = _g(pod, "status", "reason")
-    if reason:
-        out["reason"] = reason
-        out["message"] = _g(pod, "status", "message")
-    return out
 
 
 def event_summary(ev: Mapping[str, Any], *, tz: tzinfo | None = None) -> dict[str, Any]:
@@ -141,6 +44,8 @@ def event_summary(ev: Mapping[str, Any], *, tz: tzinfo | None = None) -> dict[st
     ``{"type", "reason", "message", "object": {kind, name, namespace}, "count",
     "first_timestamp", "last_timestamp", "source", "namespace", "name"}``.
     """
+    if not isinstance(ev, Mapping):
+        ev = {}
     new_api = str(ev.get("apiVersion", "")).startswith("events.k8s.io") or (
         "regarding" in ev or "note" in ev
     )
@@ -164,20 +69,20 @@ def event_summary(ev: Mapping[str, Any], *, tz: tzinfo | None = None) -> dict[st
         last = _g(ev, "lastTimestamp") or _g(ev, "series", "lastObservedTime") or first
         source = _g(ev, "source", "component") or _g(ev, "reportingComponent")
     return {
-        "type": _g(ev, "type"),
-        "reason": _g(ev, "reason"),
-        "message": message,
+        "type": text(_g(ev, "type")),
+        "reason": text(_g(ev, "reason")),
+        "message": text(message),
         "object": {
-            "kind": _g(obj, "kind"),
-            "name": _g(obj, "name"),
-            "namespace": _g(obj, "namespace"),
+            "kind": text(_g(obj, "kind")),
+            "name": text(_g(obj, "name")),
+            "namespace": text(_g(obj, "namespace")),
         },
-        "count": int(count),
+        "count": integer(count) or 1,
         "first_timestamp": _time(first, tz) or _time(_g(ev, "metadata", "creationTimestamp"), tz),
         "last_timestamp": _time(last, tz) or _time(_g(ev, "metadata", "creationTimestamp"), tz),
-        "source": source,
-        "namespace": _g(ev, "metadata", "namespace") or _g(obj, "namespace"),
-        "name": _g(ev, "metadata", "name"),
+        "source": text(source),
+        "namespace": text(_g(ev, "metadata", "namespace") or _g(obj, "namespace")),
+        "name": text(_g(ev, "metadata", "name")),
     }
 
 
@@ -225,15 +130,20 @@ def rollout_history(
         revisions.append(
             {
                 "revision": _revision(rs),
-                "replicaset": _g(rs, "metadata", "name"),
+                "replicaset": text(_g(rs, "metadata", "name")),
                 "images": _images(rs),
                 "created": _time(_g(rs, "metadata", "creationTimestamp"), tz),
-                "change_cause": _annotation(rs, CHANGE_CAUSE_ANNOTATION),
-                "replicas": int(_g(rs, "status", "replicas") or 0),
-                "ready_replicas": int(_g(rs, "status", "readyReplicas") or 0),
+                "change_cause": text(_annotation(rs, CHANGE_CAUSE_ANNOTATION)),
+                "replicas": integer(_g(rs, "status", "replicas")) or 0,
+                "ready_replicas": integer(_g(rs, "status", "readyReplicas")) or 0,
             }
         )
+    by_rs = {id(r): rs for r, rs in zip(revisions, replicasets, strict=True)}
     revisions.sort(key=lambda r: (r["revision"] is None, r["revision"] or 0, r["created"] or ""))
+    for prev, cur in itertools.pairwise(revisions):
+        changes = template_changes(by_rs[id(prev)], by_rs[id(cur)])
+        if changes:
+            cur["changes"] = changes  # what this revision changed in the pod template
     numbered = [r["revision"] for r in revisions if r["revision"] is not None]
     if current is None and numbered:
         current = max(numbered)
@@ -242,27 +152,28 @@ def rollout_history(
     out: dict[str, Any] = {"current_revision": current, "revisions": revisions}
     if deployment is not None:
         out.update(
-            name=_g(deployment, "metadata", "name"),
-            namespace=_g(deployment, "metadata", "namespace"),
+            name=text(_g(deployment, "metadata", "name")),
+            namespace=text(_g(deployment, "metadata", "namespace")),
             images=_images(deployment),
             replicas={
-                "desired": _g(deployment, "spec", "replicas"),
-                "ready": int(_g(deployment, "status", "readyReplicas") or 0),
-                "updated": int(_g(deployment, "status", "updatedReplicas") or 0),
-                "available": int(_g(deployment, "status", "availableReplicas") or 0),
-                "unavailable": int(_g(deployment, "status", "unavailableReplicas") or 0),
+                "desired": integer(_g(deployment, "spec", "replicas")),
+                "ready": integer(_g(deployment, "status", "readyReplicas")) or 0,
+                "updated": integer(_g(deployment, "status", "updatedReplicas")) or 0,
+                "available": integer(_g(deployment, "status", "availableReplicas")) or 0,
+                "unavailable": integer(_g(deployment, "status", "unavailableReplicas")) or 0,
             },
             conditions=[
                 {
-                    "type": _g(c, "type"),
-                    "status": _g(c, "status"),
-                    "reason": _g(c, "reason"),
-                    "message": _g(c, "message"),
+                    "type": text(_g(c, "type")),
+                    "status": text(_g(c, "status")),
+                    "reason": text(_g(c, "reason")),
+                    "message": text(_g(c, "message")),
                     "last_update": _time(
                         _g(c, "lastUpdateTime") or _g(c, "lastTransitionTime"), tz
                     ),
                 }
                 for c in _list(_g(deployment, "status", "conditions"))
+                if isinstance(c, Mapping)
             ],
         )
     return out
@@ -275,13 +186,15 @@ def node_summary(node: Mapping[str, Any], *, tz: tzinfo | None = None) -> dict[s
     pressure = {"memory": False, "disk": False, "pid": False}
     ready: bool | None = None
     for c in _list(_g(node, "status", "conditions")):
-        ctype, status = _g(c, "type"), _g(c, "status")
+        if not isinstance(c, Mapping):
+            continue
+        ctype, status = text(_g(c, "type")), text(_g(c, "status"))
         conditions.append(
             {
                 "type": ctype,
                 "status": status,
-                "reason": _g(c, "reason"),
-                "message": _g(c, "message"),
+                "reason": text(_g(c, "reason")),
+                "message": text(_g(c, "message")),
                 "last_transition_time": _time(_g(c, "lastTransitionTime"), tz),
             }
         )
@@ -290,7 +203,7 @@ def node_summary(node: Mapping[str, Any], *, tz: tzinfo | None = None) -> dict[s
         elif ctype == "Ready":
             ready = status == "True"
     return {
-        "name": _g(node, "metadata", "name"),
+        "name": text(_g(node, "metadata", "name")),
         "ready": ready,
         "unschedulable": bool(_g(node, "spec", "unschedulable")),
         "pressure": pressure,
@@ -299,10 +212,12 @@ def node_summary(node: Mapping[str, Any], *, tz: tzinfo | None = None) -> dict[s
         "taints": [
             f"{_g(t, 'key')}={_g(t, 'value') or ''}:{_g(t, 'effect')}"
             for t in _list(_g(node, "spec", "taints"))
+            if isinstance(t, Mapping)
         ],
-        "capacity": dict(_g(node, "status", "capacity") or {}),
-        "allocatable": dict(_g(node, "status", "allocatable") or {}),
-        "kubelet_version": _g(node, "status", "nodeInfo", "kubeletVersion"),
+        "labels": str_map(_g(node, "metadata", "labels")),
+        "capacity": str_map(_g(node, "status", "capacity")),
+        "allocatable": str_map(_g(node, "status", "allocatable")),
+        "kubelet_version": text(_g(node, "status", "nodeInfo", "kubeletVersion")),
     }
 
 

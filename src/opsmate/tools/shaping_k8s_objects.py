@@ -1,0 +1,373 @@
+"""Records of the allow-listed kinds (:mod:`opsmate.records.k8s_objects`) from API objects.
+
+``shape_object(kind, obj)`` is the one entry point, used by the live ``list_objects`` /
+``get_object`` and by their bundle replay, so both answer alike. Shaping never raises:
+a field of the wrong type becomes its empty value. Values that may be secret never
+come out: a ConfigMap gives its keys, a Secret only its metadata, and no annotation is
+copied (a ``last-applied-configuration`` annotation repeats a Secret's data).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import tzinfo
+from typing import Any
+
+from opsmate.records.base import Record
+from opsmate.records.k8s_objects import RECORD_TYPES
+from opsmate.tools.shaping_k8s import node_summary
+from opsmate.tools.shaping_k8s_common import (
+    annotation,
+    as_list,
+    base_fields,
+    conditions,
+    get,
+    integer,
+    is_default,
+    meta,
+    opt_selector,
+    selector,
+    str_map,
+    strings,
+    text,
+)
+from opsmate.tools.shaping_k8s_pod import build_pod
+from opsmate.tools.shaping_k8s_workloads import WORKLOAD_SHAPERS
+
+INGRESS_CLASS_ANNOTATION = "kubernetes.io/ingress.class"
+
+Shaper = Callable[[Any, tzinfo | None], dict[str, Any]]
+
+
+# ----------------------------------------------------------------------------- services
+
+
+def _service(obj: Any, tz: tzinfo | None) -> dict[str, Any]:
+    spec = get(obj, "spec")
+    return {
+        "type": text(get(spec, "type")) or "ClusterIP",
+        "selector": str_map(get(spec, "selector")),
+        "ports": [
+            {
+                "name": text(get(p, "name")),
+                "port": integer(get(p, "port")),
+                "target_port": text(get(p, "targetPort")),
+                "protocol": text(get(p, "protocol")),
+                "node_port": integer(get(p, "nodePort")),
+            }
+            for p in as_list(get(spec, "ports"))
+            if isinstance(p, Mapping)
+        ],
+        "cluster_ip": text(get(spec, "clusterIP")),
+        "external_name": text(get(spec, "externalName")),
+    }
+
+
+def _address(a: Any) -> dict[str, Any]:
+    ref = get(a, "targetRef")
+    pod = text(get(ref, "name")) if text(get(ref, "kind")) == "Pod" else None
+    ip = get(a, "ip")
+    if ip is None and isinstance(get(a, "addresses"), list):
+        ip = next(iter(get(a, "addresses")), None)
+    return {"ip": text(ip), "pod": pod, "node": text(get(a, "nodeName"))}
+
+
+def _endpoints(obj: Any, tz: tzinfo | None) -> dict[str, Any]:
+    ready: list[dict[str, Any]] = []
+    not_ready: list[dict[str, Any]] = []
+    ports: list[str] = []
+    for s in as_list(get(obj, "subsets")):
+        ready += [_address(a) for a in as_list(get(s, "addresses")) if isinstance(a, Mapping)]
+        not_ready += [
+            _address(a) for a in as_list(get(s, "notReadyAddresses")) if isinstance(a, Mapping)
+        ]
+        ports += _ports(get(s, "ports"))
+    return {
+        "service": text(meta(obj, "name")),
+        "ready": ready,
+        "not_ready": not_ready,
+        "ports": list(dict.fromkeys(ports)),
+    }
+
+
+def _ports(items: Any) -> list[str]:
+    return [
+        f"{text(get(p, 'port'))}/{text(get(p, 'protocol')) or 'TCP'}"
+        for p in as_list(items)
+        if isinstance(p, Mapping)
+    ]
+
+
+def _endpoint_slice(obj: Any, tz: tzinfo | None) -> dict[str, Any]:
+    ready: list[dict[str, Any]] = []
+    not_ready: list[dict[str, Any]] = []
+    for e in as_list(get(obj, "endpoints")):
+        if not isinstance(e, Mapping):
+            continue
+        flag = get(e, "conditions", "ready")
+        (ready if flag is None or flag is True else not_ready).append(_address(e))
+    labels = str_map(meta(obj, "labels"))
+    return {
+        "service": labels.get("kubernetes.io/service-name"),
+        "ready": ready,
+        "not_ready": not_ready,
+        "ports": _ports(get(obj, "ports")),
+    }
+
+
+def _backend(b: Any, host: str | None = None, path: str | None = None) -> dict[str, Any]:
+    svc = get(b, "service")
+    port = get(svc, "port")
+    res = get(b, "resource")
+    out: dict[str, Any] = {
+        "host": host,
+        "path": path,
+        "service": text(get(svc, "name")) or text(get(b, "serviceName")),
+        "port": text(get(port, "number")) or text(get(port, "name")) or text(get(b, "servicePort")),
+    }
+    if isinstance(res, Mapping):
+        out["resource"] = f"{text(get(res, 'kind'))}/{text(get(res, 'name'))}"
+    return out
+
+
+def _ingress(obj: Any, tz: tzinfo | None) -> dict[str, Any]:
+    spec = get(obj, "spec")
+    cls = text(get(spec, "ingressClassName"))
+    source = "spec" if cls else None
+    if not cls and (ann := annotation(obj, INGRESS_CLASS_ANNOTATION)):
+        cls, source = ann, "annotation"
+    rules = []
+    for r in as_list(get(spec, "rules")):
+        host = text(get(r, "host"))
+        paths = as_list(get(r, "http", "paths"))
+        rules += [
+            _backend(get(p, "backend"), host, text(get(p, "path")))
+            for p in paths
+            if isinstance(p, Mapping)
+        ]
+        if not paths:
+            rules.append({"host": host})
+    default = get(spec, "defaultBackend") or get(spec, "backend")
+    lb = as_list(get(obj, "status", "loadBalancer", "ingress"))
+    return {
+        "class_name": cls,
+        "class_source": source,
+        "rules": rules,
+        "default_backend": _backend(default) if isinstance(default, Mapping) else None,
+        "tls_hosts": [str(h) for t in as_list(get(spec, "tls")) for h in as_list(get(t, "hosts"))],
+        "addresses": [
+            str(get(a, "ip") or get(a, "hostname"))
+            for a in lb
+            if get(a, "ip") or get(a, "hostname")
+        ],
+    }
+
+
+def _ingress_class(obj: Any, tz: tzinfo | None) -> dict[str, Any]:
+    return {"controller": text(get(obj, "spec", "controller")), "is_default": is_default(obj)}
+
+
+# ----------------------------------------------------------------------------- network
+
+
+def _policy_ports(items: Any) -> list[str]:
+    out = []
+    for p in as_list(items):
+        if not isinstance(p, Mapping):
+            continue
+        proto = text(get(p, "protocol")) or "TCP"
+        port = text(get(p, "port"))
+        end = text(get(p, "endPort"))
+        out.append(f"{proto}/{port}-{end}" if port and end else f"{proto}/{port or '*'}")
+    return out
+
+
+def _peer(p: Any) -> dict[str, Any]:
+    block = get(p, "ipBlock")
+    cidr = None
+    if isinstance(block, Mapping):
+        cidr = text(get(block, "cidr"))
+        excepts = [str(x) for x in as_list(get(block, "except"))]
+        if excepts:
+            cidr = f"{cidr} except {', '.join(excepts)}"
+    return {
+        "pod_selector": opt_selector(get(p, "podSelector")),
+        "namespace_selector": opt_selector(get(p, "namespaceSelector")),
+        "ip_block": cidr,
+    }
+
+
+def _rules(items: Any, peers_key: str) -> list[dict[str, Any]]:
+    return [
+        {
+            "peers": [_peer(p) for p in as_list(get(r, peers_key)) if isinstance(p, Mapping)],
+            "ports": _policy_ports(get(r, "ports")),
+        }
+        for r in as_list(items)
+        if isinstance(r, Mapping) or r is None
+    ]
+
+
+def _network_policy(obj: Any, tz: tzinfo | None) -> dict[str, Any]:
+    spec = get(obj, "spec")
+    types = [str(t) for t in as_list(get(spec, "policyTypes"))]
+    if not types:  # the API server's default
+        types = ["Ingress"] + (["Egress"] if get(spec, "egress") is not None else [])
+    return {
+        "pod_selector": selector(get(spec, "podSelector")),
+        "policy_types": types,
+        "ingress": _rules(get(spec, "ingress"), "from"),
+        "egress": _rules(get(spec, "egress"), "to"),
+    }
+
+
+# ----------------------------------------------------------------------------- storage
+
+
+def _pvc(obj: Any, tz: tzinfo | None) -> dict[str, Any]:
+    spec, status = get(obj, "spec"), get(obj, "status")
+    return {
+        "phase": text(get(status, "phase")),
+        "storage_class": text(get(spec, "storageClassName")),
+        "volume_name": text(get(spec, "volumeName")),
+        "requested": text(get(spec, "resources", "requests", "storage")),
+        "capacity": text(get(status, "capacity", "storage")),
+        "access_modes": [str(m) for m in as_list(get(spec, "accessModes"))],
+        "conditions": conditions(obj, tz),
+    }
+
+
+def _pv(obj: Any, tz: tzinfo | None) -> dict[str, Any]:
+    spec, status = get(obj, "spec"), get(obj, "status")
+    claim = get(spec, "claimRef")
+    return {
+        "phase": text(get(status, "phase")),
+        "storage_class": text(get(spec, "storageClassName")),
+        "claim": f"{text(get(claim, 'namespace'))}/{text(get(claim, 'name'))}"
+        if isinstance(claim, Mapping)
+        else None,
+        "capacity": text(get(spec, "capacity", "storage")),
+        "reclaim_policy": text(get(spec, "persistentVolumeReclaimPolicy")),
+        "reason": text(get(status, "reason")),
+        "message": text(get(status, "message")),
+    }
+
+
+def _storage_class(obj: Any, tz: tzinfo | None) -> dict[str, Any]:
+    return {
+        "provisioner": text(get(obj, "provisioner")),
+        "is_default": is_default(obj),
+        "binding_mode": text(get(obj, "volumeBindingMode")),
+        "reclaim_policy": text(get(obj, "reclaimPolicy")),
+        "allow_expansion": bool(get(obj, "allowVolumeExpansion")),
+    }
+
+
+# ----------------------------------------------------------------------------- config
+
+
+def _config_map(obj: Any, tz: tzinfo | None) -> dict[str, Any]:
+    keys = [*_keys(get(obj, "data")), *_keys(get(obj, "binaryData"))]
+    return {"keys": sorted(set(keys))}
+
+
+def _keys(value: Any) -> list[str]:
+    return [str(k) for k in value] if isinstance(value, Mapping) else []
+
+
+def _secret(obj: Any, tz: tzinfo | None) -> dict[str, Any]:
+    return {}  # metadata only: never type, keys or data
+
+
+def _service_account(obj: Any, tz: tzinfo | None) -> dict[str, Any]:
+    auto = get(obj, "automountServiceAccountToken")
+    return {
+        "secrets": [str(get(s, "name")) for s in as_list(get(obj, "secrets")) if get(s, "name")],
+        "image_pull_secrets": [
+            str(get(s, "name")) for s in as_list(get(obj, "imagePullSecrets")) if get(s, "name")
+        ],
+        "automount_token": auto if isinstance(auto, bool) else None,
+    }
+
+
+def _namespace(obj: Any, tz: tzinfo | None) -> dict[str, Any]:
+    return {"phase": text(get(obj, "status", "phase"))}
+
+
+def _role(obj: Any, tz: tzinfo | None) -> dict[str, Any]:
+    return {
+        "rules": [
+            {
+                "api_groups": strings(get(r, "apiGroups")),
+                "resources": strings(get(r, "resources")),
+                "resource_names": strings(get(r, "resourceNames")),
+                "verbs": strings(get(r, "verbs")),
+                "non_resource_urls": strings(get(r, "nonResourceURLs")),
+            }
+            for r in as_list(get(obj, "rules"))
+            if isinstance(r, Mapping)
+        ]
+    }
+
+
+def _role_binding(obj: Any, tz: tzinfo | None) -> dict[str, Any]:
+    ref = get(obj, "roleRef")
+    return {
+        "role_kind": text(get(ref, "kind")),
+        "role_name": text(get(ref, "name")),
+        "subjects": [
+            {
+                "kind": text(get(s, "kind")),
+                "name": text(get(s, "name")),
+                "namespace": text(get(s, "namespace")),
+            }
+            for s in as_list(get(obj, "subjects"))
+            if isinstance(s, Mapping)
+        ],
+    }
+
+
+SHAPERS: dict[str, Shaper] = {
+    "Service": _service,
+    "Endpoints": _endpoints,
+    "EndpointSlice": _endpoint_slice,
+    "Ingress": _ingress,
+    "IngressClass": _ingress_class,
+    "NetworkPolicy": _network_policy,
+    "PersistentVolumeClaim": _pvc,
+    "PersistentVolume": _pv,
+    "StorageClass": _storage_class,
+    "ConfigMap": _config_map,
+    "Secret": _secret,
+    "ServiceAccount": _service_account,
+    "Namespace": _namespace,
+    "Role": _role,
+    "ClusterRole": _role,
+    "RoleBinding": _role_binding,
+    "ClusterRoleBinding": _role_binding,
+    **WORKLOAD_SHAPERS,
+}
+
+
+def shape_record(kind: str, obj: Any, *, tz: tzinfo | None = None) -> Record:
+    """The record of one API object of ``kind`` (an allow-listed kind)."""
+    if kind == "Pod":
+        return build_pod(obj, tz=tz)
+    if kind == "Node":
+        return RECORD_TYPES["Node"].model_validate(
+            node_summary(obj if isinstance(obj, Mapping) else {}, tz=tz)
+        )
+    fields = base_fields(obj, kind, tz)
+    fields.update(SHAPERS[kind](obj, tz))
+    return RECORD_TYPES[kind].model_validate(fields)
+
+
+def shape_object(kind: str, obj: Any, *, tz: tzinfo | None = None) -> dict[str, Any]:
+    """The JSON of :func:`shape_record` (what goes into the envelope's ``data.items``)."""
+    if kind == "Pod":
+        from opsmate.tools.shaping_k8s_pod import pod_summary
+
+        return pod_summary(obj if isinstance(obj, Mapping) else {}, tz=tz)
+    out = shape_record(kind, obj, tz=tz).dump()
+    out.setdefault("kind", kind)
+    return out

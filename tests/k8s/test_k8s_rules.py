@@ -1,0 +1,307 @@
+"""The rules that follow references between Kubernetes objects, one test each, on
+synthetic results and facts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from k8s_build import NS, container, obj, pod, workload
+
+from opsmate.agent.observe.facts import Fact, ObjRef
+from opsmate.agent.observe.facts import FactKind as K
+from opsmate.agent.observe.graph import ObjectGraph
+from opsmate.agent.plan.registry import Check, RuleContext, rule
+from opsmate.agent.plan.rules.k8s_graph import service_host
+from opsmate.agent.plan.tiers import Tier
+from opsmate.agent.subject import Subject
+from opsmate.records.k8s_objects import Secret
+from opsmate.tools.base import ToolResult
+from opsmate.tools.shaping import pod_summary
+from opsmate.tools.shaping_k8s_objects import shape_object
+
+TOOLS = frozenset({"list_pods", "list_objects", "get_object", "get_events", "node_conditions"})
+
+
+def rctx(subject: Subject | None = None, graph: ObjectGraph | None = None) -> RuleContext:
+    return RuleContext(
+        subject=subject or Subject(), namespace=NS, graph=graph or ObjectGraph(), tools=TOOLS
+    )
+
+
+def result(tool: str, data: dict[str, Any], **args: Any) -> ToolResult:
+    return ToolResult(call_id="c", tool=tool, status="success", data=data, args=args)
+
+
+def objects(kind: str, *objs: dict[str, Any]) -> ToolResult:
+    return result(
+        "list_objects", {"kind": kind, "items": [shape_object(kind, o) for o in objs]}, kind=kind
+    )
+
+
+def run_result(name: str, res: ToolResult, ctx: RuleContext) -> list[Check]:
+    r = rule(name)
+    assert r.result_fn is not None
+    return list(r.result_fn(res, ctx))
+
+
+def run_fact(name: str, fact: Fact, ctx: RuleContext) -> list[Check]:
+    r = rule(name)
+    assert r.fact_fn is not None and fact.kind in r.on
+    return list(r.fact_fn(fact, ctx))
+
+
+def calls(checks: list[Check]) -> list[tuple[str, dict[str, Any]]]:
+    return [(c.tool, c.args) for c in checks]
+
+
+def test_pod_references_follow_what_an_unhealthy_pod_uses() -> None:
+    bad = pod(
+        "cart-5f6d7-q1w2e",
+        {"app": "cart"},
+        phase="Pending",
+        waiting=("ContainerCreating", ""),
+        owner="ReplicaSet/cart-5f6d7",
+        serviceAccountName="cart",
+        volumes=[
+            {"name": "k", "secret": {"secretName": "keys"}},
+            {"name": "d", "persistentVolumeClaim": {"claimName": "data"}},
+        ],
+        containers=[
+            container(
+                env=[{"name": "M", "valueFrom": {"configMapKeyRef": {"name": "c", "key": "m"}}}]
+            )
+        ],
+    )
+    fine = pod(
+        "web-1", {"app": "web"}, volumes=[{"name": "k", "secret": {"secretName": "web-keys"}}]
+    )
+    res = result("list_pods", {"pods": [pod_summary(bad), pod_summary(fine)]}, namespace=NS)
+    got = calls(run_result("pod_references", res, rctx()))
+    assert ("list_objects", {"kind": "Secret", "namespace": NS}) in got
+    assert ("list_objects", {"kind": "ConfigMap", "namespace": NS}) in got
+    assert ("list_objects", {"kind": "PersistentVolumeClaim", "namespace": NS}) in got
+    assert ("get_object", {"kind": "ReplicaSet", "name": "cart-5f6d7", "namespace": NS}) in got
+    assert ("list_objects", {"kind": "ServiceAccount", "namespace": NS}) in got
+    assert rule("pod_references").tier == Tier.FOLLOW
+    g = ObjectGraph()
+    g.add_listing("Secret", [Secret(name="keys", namespace=NS)], "E1", namespace=NS)
+    again = calls(run_result("pod_references", res, rctx(graph=g)))
+    assert ("list_objects", {"kind": "Secret", "namespace": NS}) not in again  # already proven
+
+
+def test_subject_objects_reads_what_the_question_names() -> None:
+    s = Subject(names=["nightly"], kind="CronJob", namespace="batch")
+    assert calls(run_result("subject_objects", result("list_pods", {}), rctx(s))) == [
+        ("get_object", {"kind": "CronJob", "name": "nightly", "namespace": "batch"})
+    ]
+    h = Subject(hosts=["shop.example.test"])
+    assert calls(run_result("subject_objects", result("list_pods", {}), rctx(h))) == [
+        ("list_objects", {"kind": "Ingress", "namespace": NS})
+    ]
+    assert (
+        run_result(
+            "subject_objects", result("list_pods", {}), rctx(Subject(names=["p"], kind="Pod"))
+        )
+        == []
+    )
+
+
+def test_service_neighbours() -> None:
+    res = objects(
+        "Service",
+        obj("Service", "api", spec={"selector": {"app": "api"}, "clusterIP": "10.0.0.7"}),
+        obj("Service", "ext", spec={"type": "ExternalName"}),
+    )
+    assert run_result("service_neighbours", res, rctx()) == []  # nothing names it
+    named = rctx(Subject(names=["api"]))
+    assert calls(run_result("service_neighbours", res, named)) == [("list_pods", {"namespace": NS})]
+    dep = Fact(
+        key="log:d",
+        statement="web cannot reach 10.0.0.7",
+        kind=K.DEPENDENCY_FAILURE,
+        objects=[ObjRef(kind="host", name="10.0.0.7")],
+    )
+    by_ip = rctx()
+    by_ip.facts = [dep]
+    assert calls(run_result("service_neighbours", res, by_ip)) == [("list_pods", {"namespace": NS})]
+    no_pods = RuleContext(
+        subject=Subject(names=["api"]), namespace=NS, tools=frozenset({"get_object"})
+    )
+    assert calls(run_result("service_neighbours", res, no_pods)) == [
+        ("get_object", {"kind": "Endpoints", "name": "api", "namespace": NS})
+    ]
+
+
+def test_ingress_and_claim_references() -> None:
+    ing = objects(
+        "Ingress",
+        obj(
+            "Ingress",
+            "shop",
+            spec={
+                "ingressClassName": "x",
+                "rules": [
+                    {
+                        "http": {
+                            "paths": [
+                                {"backend": {"service": {"name": "web", "port": {"number": 80}}}}
+                            ]
+                        }
+                    }
+                ],
+            },
+        ),
+    )
+    assert calls(run_result("ingress_references", ing, rctx())) == [
+        ("list_objects", {"kind": "IngressClass"}),
+        ("list_objects", {"kind": "Service", "namespace": NS}),
+    ]
+    pvc = objects(
+        "PersistentVolumeClaim",
+        obj(
+            "PersistentVolumeClaim",
+            "data",
+            spec={"volumeName": "pv-3"},
+            status={"phase": "Pending"},
+        ),
+    )
+    assert calls(run_result("claim_references", pvc, rctx())) == [
+        ("list_objects", {"kind": "StorageClass"}),
+        ("get_object", {"kind": "PersistentVolume", "name": "pv-3"}),
+    ]
+    bound = objects(
+        "PersistentVolumeClaim", obj("PersistentVolumeClaim", "ok", status={"phase": "Bound"})
+    )
+    assert run_result("claim_references", bound, rctx()) == []
+
+
+def test_workload_references() -> None:
+    short = objects(
+        "Deployment", workload("Deployment", "api", {"app": "api"}, replicas=3, current=1, ready=1)
+    )
+    assert calls(run_result("workload_references", short, rctx())) == [
+        ("list_objects", {"kind": "ResourceQuota", "namespace": NS}),
+        ("list_objects", {"kind": "LimitRange", "namespace": NS}),
+    ]
+    full = objects("Deployment", workload("Deployment", "api", {"app": "api"}))
+    assert run_result("workload_references", full, rctx()) == []
+    hpa = objects(
+        "HorizontalPodAutoscaler",
+        obj(
+            "HorizontalPodAutoscaler",
+            "api",
+            spec={"scaleTargetRef": {"kind": "Deployment", "name": "api"}},
+        ),
+    )
+    assert calls(run_result("workload_references", hpa, rctx())) == [
+        ("get_object", {"kind": "Deployment", "name": "api", "namespace": NS})
+    ]
+
+
+def dep_fact(*objs: ObjRef, **detail: Any) -> Fact:
+    return Fact(
+        key="log:dep",
+        statement="cart cannot reach it",
+        kind=K.DEPENDENCY_FAILURE,
+        subject=ObjRef(kind="app", name="cart"),
+        objects=list(objs),
+        detail=detail,
+    )
+
+
+def test_dependency_service_for_service_names_and_cluster_ips() -> None:
+    got = calls(
+        run_fact(
+            "dependency_service",
+            dep_fact(ObjRef(kind="host", name="api.shop.svc.cluster.local:8080")),
+            rctx(),
+        )
+    )
+    assert got == [
+        ("list_objects", {"kind": "Service", "namespace": "shop"}),
+        ("list_objects", {"kind": "NetworkPolicy", "namespace": "shop"}),
+    ]
+    ip = calls(
+        run_fact("dependency_service", dep_fact(ObjRef(kind="host", name="10.0.0.7")), rctx())
+    )
+    assert ("list_objects", {"kind": "Service", "namespace": NS}) in ip
+    assert (
+        run_fact(
+            "dependency_service", dep_fact(ObjRef(kind="host", name="api.example.com")), rctx()
+        )
+        == []
+    )
+    assert service_host("http://billing:9000/x") == ("billing", None)
+    assert service_host("billing.payments") == ("billing", "payments")
+    assert service_host("db.example.com") is None and service_host("a_b") is None
+
+
+def test_quota_objects_and_reference_proof() -> None:
+    q = Fact(
+        key="event:q",
+        statement="refused",
+        kind=K.QUOTA_REFUSAL,
+        subject=ObjRef(kind="ReplicaSet", name="api-1", namespace=NS),
+        objects=[ObjRef(kind="ResourceQuota", name="team", namespace=NS)],
+    )
+    assert calls(run_fact("quota_objects", q, rctx())) == [
+        ("list_objects", {"kind": "ResourceQuota", "namespace": NS}),
+        ("list_objects", {"kind": "LimitRange", "namespace": NS}),
+        ("get_object", {"kind": "ReplicaSet", "name": "api-1", "namespace": NS}),
+    ]
+    m = Fact(
+        key="event:m",
+        statement="secret missing",
+        kind=K.MISSING_REFERENCE,
+        subject=ObjRef(kind="Pod", name="p", namespace=NS),
+        objects=[ObjRef(kind="Secret", name="keys", namespace=NS)],
+    )
+    assert calls(run_fact("reference_proof", m, rctx())) == [
+        ("list_objects", {"kind": "Secret", "namespace": NS})
+    ]
+    proven = m.model_copy(update={"key": "k8s:ref:x"})
+    assert run_fact("reference_proof", proven, rctx()) == []
+
+
+def test_rbac_rules() -> None:
+    f = Fact(
+        key="event:rbac",
+        statement="forbidden",
+        kind=K.RBAC_DENIED,
+        detail={"user": "system:serviceaccount:shop:reporter", "namespace": "shop"},
+    )
+    assert calls(run_fact("rbac_bindings", f, rctx())) == [
+        ("list_objects", {"kind": "RoleBinding", "namespace": "shop"}),
+        ("list_objects", {"kind": "ClusterRoleBinding"}),
+        ("list_objects", {"kind": "ServiceAccount", "namespace": "shop"}),
+    ]
+    from opsmate.agent.observe.analyzers.k8s_rbac import denials_in
+
+    g = ObjectGraph()
+    for d in denials_in(
+        'User "system:serviceaccount:shop:reporter" cannot list resource "pods" '
+        'in API group "" in the namespace "shop"'
+    ):
+        g.add("AccessDenial", d, "E2")
+    logs = result("search_logs", {"items": []})
+    assert ("list_objects", {"kind": "ClusterRoleBinding"}) in calls(
+        run_result("access_denials", logs, rctx(graph=g))
+    )
+    rb = objects(
+        "RoleBinding",
+        obj(
+            "RoleBinding",
+            "reporter",
+            roleRef={"kind": "Role", "name": "reader"},
+            subjects=[{"kind": "ServiceAccount", "name": "reporter"}],
+        ),
+    )
+    assert calls(run_result("bound_roles", rb, rctx(graph=g))) == [
+        ("get_object", {"kind": "Role", "name": "reader", "namespace": NS})
+    ]
+
+
+def test_rules_need_their_tools() -> None:
+    res = objects("Service", obj("Service", "api", spec={"selector": {"app": "api"}}))
+    bare = RuleContext(subject=Subject(), namespace=NS, tools=frozenset())
+    assert run_result("service_neighbours", res, bare) == []
