@@ -58,6 +58,8 @@ def test_report_names_the_runbook_and_quotes_the_error(mini_bundle: Path) -> Non
             "get_events",
             "rollout_history",
             "list_alerts",
+            "list_objects",
+            "get_object",
             "node_conditions",
             "pod_logs",
             "search_runbooks",

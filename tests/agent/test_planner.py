@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from opsmate.agent.planner import Planner, Recorded, call_key
+from opsmate.agent.plan.planner import Planner, Recorded, call_key
 from opsmate.agent.state import PendingCheck, TaskState
 from opsmate.tools.base import Constraints
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from opsmate.agent.analysis import Analysis
 from opsmate.agent.evidence import EvidenceStore
+from opsmate.agent.judge.analysis import Analysis
 from opsmate.agent.model_steps import degenerate
-from opsmate.agent.planner import Planner
+from opsmate.agent.plan.planner import Planner
 from opsmate.agent.report import (
     BudgetInfo,
     Report,
@@ -62,7 +62,7 @@ def assemble_report(
     root = None
     if an.root_statement:
         root = RootCause(
-            statement=clean(an.root_statement, 1200),
+            statement=clean(an.root_statement, 2400),
             confidence=an.confidence,
             evidence=an.root_evidence,
         )

@@ -15,8 +15,24 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from opsmate.agent.intake_subject import detect_namespace, detect_subject
+from opsmate.agent.intake_time import absolute_time, detect_onset
+from opsmate.agent.subject import Subject
+from opsmate.errors import UsageError
 from opsmate.timeparse import parse_duration
 from opsmate.tools.base import Constraints
+
+__all__ = [
+    "Intake",
+    "detect_environment",
+    "detect_identifiers",
+    "detect_lookback",
+    "detect_onset",
+    "detect_restriction",
+    "detect_services",
+    "map_environment",
+    "run_intake",
+]
 
 # canonical environment -> words that name it
 ENV_ALIASES: dict[str, tuple[str, ...]] = {
@@ -46,11 +62,6 @@ _IDENT_PATTERNS = (
     re.compile(r"(?<![A-Za-z0-9])(?:HTTP\s?)?[45](?:\d\d|xx)(?![A-Za-z0-9])", re.IGNORECASE),
     re.compile(r"(?<![A-Za-z0-9])exit (?:code )?\d{1,3}(?![0-9])", re.IGNORECASE),
 )
-_CLOCK = re.compile(
-    r"(?:after|since|from|at|around|starting|started|began|从|在|自)?\s*"
-    r"(?<!\d)([01]?\d|2[0-3])[:：]([0-5]\d)(?!\d)",
-    re.IGNORECASE,
-)
 _LAST = re.compile(
     r"(?:last|past|previous|最近|过去)\s*(\d+(?:\.\d+)?)\s*"
     r"(minutes?|mins?|m|hours?|hrs?|h|days?|d|分钟|小时|天)",
@@ -69,6 +80,7 @@ class Intake:
     nodes: list[str] = field(default_factory=list)
     env_source: str = "none"  # flag | question | bundle | default | none
     notes: list[str] = field(default_factory=list)
+    subject: Subject = field(default_factory=Subject)
 
 
 def detect_environment(text: str, known: Sequence[str] = ()) -> str | None:
@@ -76,8 +88,16 @@ def detect_environment(text: str, known: Sequence[str] = ()) -> str | None:
 
     "test environment only", "only in staging", "生产环境", "仅测试环境": mentions
     with "only"/"environment" beat bare words; negated mentions ("not prod",
-    "不要动生产") never count. The result is mapped onto ``known`` names when given.
+    "不要动生产") never count; "the production namespace" / "namespace prod" name a
+    namespace, not an environment. The result is mapped onto ``known`` names when given.
     """
+    found = environment_mention(text, known)
+    return found[0] if found else None
+
+
+def environment_mention(text: str, known: Sequence[str] = ()) -> tuple[str, int] | None:
+    """The environment a question names and how strongly: 3 "only"/"仅", 2 "environment" or
+    "in prod", 1 a bare word."""
     best: tuple[int, int, str] | None = None  # (-strength, position, canonical)
     low = text.lower()
     for canon, words in ENV_ALIASES.items():
@@ -88,7 +108,11 @@ def detect_environment(text: str, known: Sequence[str] = ()) -> str | None:
                 if _NEGATION.search(before):
                     continue
                 strength = 1
-                if re.match(r"\s*(?:environment|env|cluster|namespace|环境|集群)", after):
+                if re.match(r"[\s-]*(?:namespace|ns|命名空间)\b", after) or re.search(
+                    r"(?:namespace|ns|命名空间)[\s:=]*$", before
+                ):
+                    continue  # "the production namespace", "namespace prod": a namespace
+                if re.match(r"\s*(?:environment|env|cluster|环境|集群)", after):
                     strength = 2
                 if re.search(r"(?:\bin|\bon|\bagainst|在)\s*(?:the\s+)?$", before):
                     strength = max(strength, 2)
@@ -107,7 +131,7 @@ def detect_environment(text: str, known: Sequence[str] = ()) -> str | None:
                     best = key
     if best is None:
         return None
-    return map_environment(best[2], known)
+    return map_environment(best[2], known), -best[0]
 
 
 def map_environment(name: str, known: Sequence[str] = ()) -> str:
@@ -153,20 +177,6 @@ def detect_identifiers(text: str, exclude: Iterable[str] = ()) -> list[str]:
     return out
 
 
-def detect_onset(text: str, reference: datetime | None) -> datetime | None:
-    """A clock time in the question ("after the 10:00 release", "10:00 发布后"), that day."""
-    if reference is None:
-        return None
-    m = _CLOCK.search(text)
-    if not m:
-        return None
-    hh, mm = int(m.group(1)), int(m.group(2))
-    cand = reference.replace(hour=hh, minute=mm, second=0, microsecond=0)
-    if cand > reference + timedelta(minutes=5):
-        cand -= timedelta(days=1)
-    return cand
-
-
 def detect_lookback(text: str) -> timedelta | None:
     """ "last 30 minutes", "过去2小时" -> a duration."""
     m = _LAST.search(text)
@@ -196,30 +206,45 @@ def run_intake(
     max_window: timedelta = timedelta(hours=6),
     default_lookback: timedelta = timedelta(hours=1),
 ) -> Intake:
-    """Turn the question and the flags into constraints (see module doc for precedence)."""
+    """Turn the question and the flags into constraints (see module doc for precedence).
+
+    Raises :class:`~opsmate.errors.UsageError` when a flag contradicts a restriction the
+    question states ("test environment only" with ``--env prod``), naming both.
+    """
     notes: list[str] = []
     env_source = "none"
     environment: str | None = None
+    q_env = environment_mention(question, known_envs)
     if env:
         environment, env_source = map_environment(env, known_envs), "flag"
-    else:
-        q_env = detect_environment(question, known_envs)
-        if q_env:
-            environment, env_source = q_env, "question"
-        elif bundle_env:
-            environment, env_source = bundle_env, "bundle"
-        elif default_env:
-            environment, env_source = default_env, "default"
+        if q_env and q_env[1] >= 3 and q_env[0] != environment:
+            raise UsageError(
+                f"the question says '{q_env[0]}' only, but --env {env} was given",
+                hint="drop --env or change the question; opsmate never widens a restriction",
+            )
+    elif q_env:
+        environment, env_source = q_env[0], "question"
+    elif bundle_env:
+        environment, env_source = bundle_env, "bundle"
+    elif default_env:
+        environment, env_source = default_env, "default"
     known = list(known_services)
     focus = list(services) or detect_services(question, known)
+    allowed = detect_restriction(question, [*focus, *known])
+    if services and allowed and not set(services) <= set(allowed):
+        raise UsageError(
+            f"the question limits the task to {', '.join(allowed)}, but --service "
+            f"{', '.join(services)} was given"
+        )
+    namespace = detect_namespace(question)
+    env_words = [w for ws in ENV_ALIASES.values() for w in ws]
+    subject = detect_subject(question, services=focus, namespace=namespace, exclude=env_words)
     # time window
     lookback: timedelta | None = None
     if since:
         try:
             lookback = parse_duration(since)
         except ValueError as exc:
-            from opsmate.errors import UsageError
-
             raise UsageError(f"--since: {exc}") from exc
     else:
         lookback = detect_lookback(question)
@@ -228,19 +253,34 @@ def run_intake(
     else:
         w_to = bundle_window[1] if bundle_window else now
         w_from = w_to - (lookback or default_lookback)
+    anchor = absolute_time(question, w_to)
+    if anchor is not None and not since:
+        # an absolute time in the question anchors the window around it
+        at, _ = anchor
+        lo = at - min(max_window / 2, timedelta(hours=2))
+        hi = at + min(max_window / 2, timedelta(hours=1))
+        if bundle_window is not None:
+            lo, hi = max(lo, bundle_window[0]), min(hi, bundle_window[1])
+        else:
+            hi = min(hi, now)
+        if lo < hi:
+            w_from, w_to = lo, hi
+            notes.append(f"time window anchored on {at.isoformat()} named in the question")
     if w_to - w_from > max_window:
         notes.append(f"time window narrowed to the last {max_window} (the longest allowed)")
         w_from = w_to - max_window
-    onset = detect_onset(question, w_to)
-    exclude = [*focus, *known, *(w for ws in ENV_ALIASES.values() for w in ws)]
+    onset = anchor[0] if anchor is not None else detect_onset(question, w_to)
+    exclude = [*focus, *known, *env_words, *subject.names]
     identifiers = detect_identifiers(question, exclude)
     nodes = sorted(
         set(re.findall(r"(?<![\w-])((?:ip|node|worker|gke|aks)-[a-z0-9-]+)", question.lower()))
     )
+    ns_list = list(namespaces)
     constraints = Constraints(
         environment=environment,
         services=focus,
-        namespaces=list(namespaces),
+        allowed_services=allowed,
+        namespaces=ns_list,
         window_from=w_from,
         window_to=w_to,
         max_window=max_window,
@@ -252,7 +292,31 @@ def run_intake(
         nodes=nodes,
         env_source=env_source,
         notes=notes,
+        subject=subject,
     )
+
+
+_ONLY = (
+    re.compile(r"\bonly\s+(?:for\s+|in\s+|on\s+|at\s+)?(?:the\s+)?([a-z][a-z0-9-]+)", re.I),
+    re.compile(r"([a-z][a-z0-9-]+)\s+only\b", re.I),
+    re.compile(r"(?:只|仅)(?:限|看|查|排查)?\s*([a-z][a-z0-9-]+)", re.I),
+)
+
+
+def detect_restriction(text: str, services: Sequence[str]) -> list[str]:
+    """Services the question restricts the task to ("only order-service", "只看 order-service").
+
+    Only names that are services (known, or ``xxx-service``-style) count: "test environment
+    only" restricts the environment, handled by :func:`detect_environment`.
+    """
+    known = {s.lower() for s in services}
+    out: list[str] = []
+    for pat in _ONLY:
+        for m in pat.finditer(text):
+            name = m.group(1).lower()
+            if (name in known or _SERVICE_PATTERN.fullmatch(name)) and name not in out:
+                out.append(name)
+    return out
 
 
 def _is_cjk(word: str) -> bool:

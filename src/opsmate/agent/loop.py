@@ -16,8 +16,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from opsmate.agent import rules
-from opsmate.agent.analysis import analyse
 from opsmate.agent.assemble import assemble_report
 from opsmate.agent.context import ContextBuilder, Exchange, fence
 from opsmate.agent.events import (
@@ -32,16 +30,25 @@ from opsmate.agent.events import (
     safe_emit,
 )
 from opsmate.agent.evidence import EvidenceStore, summarize
-from opsmate.agent.extract import ExtractContext, extract_facts
+from opsmate.agent.followup import FollowUpContext
+from opsmate.agent.judge.analysis import analyse
+from opsmate.agent.judge.causality import Role, role
 from opsmate.agent.model_steps import ask_model, narrative_schema, next_action_schema
-from opsmate.agent.planner import Planner, Recorded
+from opsmate.agent.observe.context import ObserveContext
+from opsmate.agent.observe.facts import Fact, FactKind
+from opsmate.agent.observe.graph import ObjectGraph
+from opsmate.agent.observe.registry import observe, observe_graph
+from opsmate.agent.plan import survey
+from opsmate.agent.plan.planner import Planner, Recorded
+from opsmate.agent.plan.registry import RuleContext, propose
+from opsmate.agent.plan.tiers import Tier
 from opsmate.agent.report import Report, render_markdown
 from opsmate.agent.runbook_plan import TIER_ONE, RunbookPlanning, hits_from
 from opsmate.agent.runbooks import (
     RunbookDoc,
     RunbookLibrary,
 )
-from opsmate.agent.state import ActionTried, Fact, PendingCheck, TaskState
+from opsmate.agent.state import ActionTried, PendingCheck, TaskState
 from opsmate.knowledge.types import Retriever
 from opsmate.llm.base import ChatModel
 from opsmate.tools.executor import Executor
@@ -69,6 +76,7 @@ class Engine:
     answer_tokens: int = 512
     docs: dict[str, tuple[str, RunbookDoc]] = field(default_factory=dict)  # source -> (R id, doc)
     planned: set[str] = field(default_factory=set)  # sources whose checks were queued
+    graph: ObjectGraph = field(default_factory=ObjectGraph)  # every object seen this session
 
     _describe: list[dict[str, Any]] | None = None
 
@@ -96,8 +104,10 @@ class Investigation:
         *,
         on_event: EventSink | None = None,
         cancelled: threading.Event | None = None,
+        follow_up: FollowUpContext | None = None,
     ) -> None:
         self.e = engine
+        self.follow_up = follow_up
         self.state = state
         self.planner = planner
         self.exchanges = exchanges
@@ -106,15 +116,22 @@ class Investigation:
         self.cancelled = cancelled or threading.Event()
         self.tokens = 0
         self.steps = 0
+        self._model_turn = False  # the last step was the model's choice
+        self._model_off = False  # the model's token budget is spent: the plan alone goes on
+        self._model_done = False  # the model said finish while checks remained
         self.notes: list[str] = []
-        self.ctx = ExtractContext(
+        self.ctx = ObserveContext(
+            subject=state.subject,
             focus=[s.lower() for s in state.constraints.services],
             onset=state.onset,
             window_from=state.constraints.window_from,
             window_to=state.constraints.window_to,
+            graph=engine.graph,
             notes=self.notes,
         )
         self.rb = RunbookPlanning(engine, state, planner, self.notes)
+        if not engine.graph.objects and engine.store.results:
+            self._rebuild_graph()
 
     # -- public ------------------------------------------------------------------------
     def run(self, question: str) -> Report:
@@ -125,7 +142,7 @@ class Investigation:
         stopped_by = "done"
         try:
             self.rb.consult(question)
-            rules.baseline(self.state, self.planner, self.e.namespace)
+            survey.baseline(self.state, self.planner, self.e.namespace)
             self._state_changed()
             while True:
                 if self.cancelled.is_set():
@@ -138,17 +155,25 @@ class Investigation:
                     unfinished = self.state.pending or self.e.model is not None
                     stopped_by = "max_steps" if unfinished else "done"
                     break
-                if self.tokens >= self.limits.max_tokens:
-                    stopped_by = "token_budget"
-                    break
+                if self.tokens >= self.limits.max_tokens and not self._model_off:
+                    # the model's part ends; the deterministic checks cost no tokens and go on
+                    self._model_off = True
+                    self._notice("warning", "the model token budget ran out; the plan goes on")
                 check, why = self._choose(deadline)
-                if why in ("timeout", "cancelled", "token_budget"):
+                if why == "token_budget":
+                    self._model_off = True
+                    continue
+                if why in ("timeout", "cancelled"):
                     stopped_by = why
                     break
                 if check is None:
+                    if self._model_off:
+                        stopped_by = "token_budget"
                     break
                 self._run_check(check)
-                if self.e.model is None and self._settled():
+                if (self.e.model is None or self._model_off) and self._settled():
+                    if self._model_off:
+                        stopped_by = "token_budget"
                     break
         except Exception as exc:  # never lose what was found: report it as partial
             stopped_by = "error"
@@ -158,17 +183,50 @@ class Investigation:
         return self._finish(question, started, stopped_by)
 
     # -- choosing --------------------------------------------------------------------------
+    def _must_look(self) -> bool:
+        """Checks that no model may skip: the survey, what the evidence points at, and the
+        checks of the runbook about the root cause found so far."""
+        if any(p.essential or p.priority <= Tier.EXPLAIN for p in self.state.pending):
+            return True
+        rids = {p.runbook for p in self.state.pending if p.runbook}
+        return bool(rids) and self._root_rid() in rids
+
+    def _root_rid(self) -> str | None:
+        """The R id of the runbook about the root cause the evidence supports so far."""
+        docs = self.rb.doc_list()
+        an = analyse(self.state.model_copy(deep=True), self.e.store, docs, self.e.graph)
+        return an.root.rid if an.root is not None else None
+
     def _tier_one(self) -> bool:
         return any(p.priority < TIER_ONE for p in self.state.pending)
 
     def _choose(self, deadline: float) -> tuple[PendingCheck | None, str]:
-        """The plan's next check while tier-one checks remain (or without a model), else the
-        model's proposal; an unusable or repeated proposal falls back to the plan."""
+        """Without a model: the plan. With one: the plan's first two checks; then, while
+        checks the evidence points at or the survey remain, the plan and the model take
+        turns; after that the model's proposals. An unusable or repeated proposal falls
+        back to the plan (the planner keeps steps in reserve for the survey)."""
         left = self.limits.max_steps - self.steps
-        if self._tier_one() or self.e.model is None:
+        opening = self.steps < 2 and self._tier_one()  # the first look is the plan's
+        if self._model_done:  # after the model's "finish": only what must still be looked at
+            return (self.planner.next(left), "plan") if self._must_look() else (None, "finish")
+        if (
+            self.e.model is None
+            or self._model_off
+            or opening
+            or (self._tier_one() and self._model_turn)
+        ):
+            self._model_turn = False
             return self.planner.next(left), "plan"
+        self._model_turn = True
         for _ in range(3):  # an unusable or repeated proposal: fall back to the plan, or ask again
             check, why = self._ask_model_for_action(deadline)
+            if why == "finish" and self._must_look():
+                # the model has said its piece; what the evidence points at still runs
+                self._model_done = True
+                self._notice(
+                    "info", "the model would finish; the checks the evidence points at run first"
+                )
+                return self.planner.next(left), "plan"
             if why in ("timeout", "cancelled", "finish", "token_budget"):
                 return None, why
             if check is not None:
@@ -189,11 +247,16 @@ class Investigation:
         )
         request = (
             "Choose the next read-only tool call that best tests the open hypotheses, or finish "
-            "when the evidence is enough. Suggested checks not yet run:\n"
-            + (pending or "- none")
-            + "\nYou may also add up to 3 facts about the latest result, citing its ids."
+            "when the evidence is enough. The suggested checks not yet run are in the data "
+            "below. You may also add up to 3 facts about the latest result, citing its ids."
         )
-        messages, _ = self.e.builder.build(self.state, self.exchanges, request)
+        messages, _ = self.e.builder.build(
+            self.state,
+            self.exchanges,
+            request,
+            data=pending or "- none",
+            data_label="suggested checks not yet run",
+        )
         answer = ask_model(
             self.e.model,
             messages,
@@ -234,7 +297,10 @@ class Investigation:
             text = self.e.store.clean(text, 300)
             self.state.upsert_fact(
                 Fact(
-                    key=f"model:{text[:60].lower()}", statement=text, evidence=ev, kind="model_note"
+                    key=f"model:{text[:60].lower()}",
+                    statement=text,
+                    evidence=ev,
+                    kind=FactKind.MODEL_NOTE,
                 )
             )
 
@@ -255,15 +321,11 @@ class Investigation:
             check.tool, check.args, result.complete and result.status in ("success", "no_data")
         )
         eid = self.e.store.add_result(result)
-        facts = extract_facts(eid, result, self.ctx) if eid else []
-        new = [f for f in facts if self.state.upsert_fact(f)]
+        new = self._observe(result, eid)
         if result.tool == "search_runbooks" and result.status in ("success", "partial"):
             self.rb.add_docs(hits_from(result.data.get("hits") or []), base_priority=45, max_new=1)
-        texts = " ".join(
-            self.e.store.runbook_text.get(rid, "") for rid, _ in self.e.docs.values()
-        ).lower()
-        rules.react(self.state, self.planner, result, eid, new, self.e.namespace, texts)
-        if any(f.severity == "error" or f.kind in ("metric_shift", "change") for f in new):
+        self._react(result, new)
+        if any(role(f.kind) in (Role.CAUSE, Role.CHANGE) for f in new):
             self.rb.plan_matching_doc()
         line = (
             summarize(result).splitlines()[0]
@@ -313,25 +375,77 @@ class Investigation:
         )
         self._state_changed()
 
+    def _observe(self, result: Any, eid: str | None) -> list[Fact]:
+        """Facts of one result (and of the object graph it extended) that are new."""
+        if not eid:
+            return []
+        self.ctx.eid = eid
+        facts = observe(result, self.ctx) + observe_graph(self.ctx)
+        return [f for f in facts if self.state.upsert_fact(f)]
+
+    def _react(self, result: Any, new: list[Fact]) -> None:
+        """Queue what the rules propose for the new facts and the result."""
+        rctx = RuleContext(
+            subject=self.state.subject,
+            namespace=self.e.namespace,
+            graph=self.e.graph,
+            tools=frozenset(self.e.tool_names),
+            recorded=self.e.recorded,
+            facts=self.state.facts,
+            services=list(self.state.constraints.services),
+            runbook_text=" ".join(
+                self.e.store.runbook_text.get(rid, "") for rid, _ in self.e.docs.values()
+            ).lower(),
+        )
+        for p in propose(new, result, rctx):
+            self.planner.add(
+                PendingCheck(
+                    tool=p.check.tool,
+                    args=dict(p.check.args),
+                    reason=p.check.reason,
+                    source="rule",
+                    priority=int(p.tier),
+                    trigger=p.trigger,
+                )
+            )
+
+    def _rebuild_graph(self) -> None:
+        """A resumed session: re-read the stored results into the object graph."""
+        for ev in self.e.store.evidence:
+            res = self.e.store.results.get(ev.id)
+            if res is not None:
+                self.ctx.eid = ev.id
+                observe(res, self.ctx)
+
     def _settled(self) -> bool:
-        """Without a model: stop once the survey is done and a root cause is supported."""
-        if any(p.essential or p.priority <= 14 for p in self.state.pending):
+        """Without a model: stop once the survey is done, nothing the evidence points at
+        is pending, and a root cause is supported."""
+        if any(p.essential or p.priority <= Tier.EXPLAIN for p in self.state.pending):
             return False
         docs = self.rb.doc_list()
-        return analyse(self.state.model_copy(deep=True), self.e.store, docs).root is not None
+        an = analyse(self.state.model_copy(deep=True), self.e.store, docs, self.e.graph)
+        if an.root is None:
+            return False
+        # the checks of the runbook about the root cause say what else to confirm: run them
+        return not (an.root.rid and any(p.runbook == an.root.rid for p in self.state.pending))
 
     # -- closing -------------------------------------------------------------------------------
     def _finish(self, question: str, started: float, stopped_by: str) -> Report:
         docs = self.rb.doc_list()
-        an = analyse(self.state, self.e.store, docs)
+        an = analyse(self.state, self.e.store, docs, self.e.graph)
         self.state.hypotheses = an.hypotheses
         self._state_changed()  # hypotheses are settled here
         narrative = None
-        if self.e.model is not None and stopped_by not in (
-            "cancelled",
-            "timeout",
-            "token_budget",
-            "error",
+        if (
+            self.e.model is not None
+            and not self._model_off
+            and stopped_by
+            not in (
+                "cancelled",
+                "timeout",
+                "token_budget",
+                "error",
+            )
         ):
             narrative = self._ask_narrative(an.root_statement, started)
         report = assemble_report(
@@ -350,6 +464,11 @@ class Investigation:
             notes=[*self.state.notes, *self.notes],
             narrative=narrative,
         )
+        if self.follow_up is not None:  # a follow-up leads with what was asked
+            report.follow_up = self.follow_up.answer(
+                question, self.state, report, self.e.store.clean
+            )
+            report.summary = self.e.store.clean(report.follow_up.answer, 1200)
         safe_emit(self.on_event, ReportReady(report, render_markdown(report)))
         return report
 
@@ -363,12 +482,18 @@ class Investigation:
             "Write the report narrative: a two or three sentence summary for the on-call engineer, "
             "and the root cause only if the evidence supports it, citing ids. "
             + (
-                f"The deterministic analysis found: {root}"
+                "The deterministic analysis found the root cause given in the data below."
                 if root
                 else "The deterministic analysis found no supported root cause."
             )
         )
-        messages, _ = self.e.builder.build(self.state, self.exchanges, request)
+        messages, _ = self.e.builder.build(
+            self.state,
+            self.exchanges,
+            request,
+            data=root or "",
+            data_label="root cause found by the deterministic analysis",
+        )
         answer = ask_model(
             self.e.model,
             messages,

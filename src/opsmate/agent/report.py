@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from opsmate.agent.evidence import Evidence, RunbookRef
+from opsmate.textsafe import safe_text
 from opsmate.tools.redact import Redactor, default_redactor
 
 Status = Literal["complete", "partial", "refused", "error"]
@@ -77,6 +78,17 @@ class ToolCallInfo(BaseModel):
     rejected_reason: str | None = None
 
 
+class FollowUp(BaseModel):
+    """The answer to a follow-up question (report extension ``follow_up``)."""
+
+    question: str
+    answer: str
+    refused: list[str] = Field(default_factory=list)  # parts not done, naming the constraint
+    new_facts: list[ReportFact] = Field(default_factory=list)
+    root_changed: bool = False
+    previous_root: str | None = None
+
+
 class Report(BaseModel):
     """The report; ``model_dump(by_alias=True, mode="json")`` is the contract's JSON."""
 
@@ -95,6 +107,7 @@ class Report(BaseModel):
     budget: BudgetInfo = Field(default_factory=BudgetInfo)
     tool_calls: list[ToolCallInfo] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)  # extension: what the engine noticed
+    follow_up: FollowUp | None = None  # extension: the answer to a follow-up question
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(by_alias=True, mode="json")
@@ -167,18 +180,36 @@ def redact_report(
 ) -> Report:
     """Run every string of the report through the redactor (a last line of defence).
 
-    ``trusted``: the evidence and runbook entries were redacted when they were stored
-    (:meth:`EvidenceStore.clean`), so only the rest is walked again.
+    ``trusted``: the evidence excerpts were redacted when they were stored
+    (:meth:`EvidenceStore.clean`), so they are not walked again. Runbook entries always
+    are: their title and heading path come straight from the runbook.
     """
     red = redactor or default_redactor()
     data = report.to_json()
-    kept = {k: data.pop(k) for k in ("evidence", "runbooks")} if trusted else {}
+    kept = {k: data.pop(k) for k in ("evidence",)} if trusted else {}
     data, _ = red.redact_obj(data)
     data.update(kept)
     return Report.model_validate(data)
 
 
 # ----------------------------------------------------------------------------- Markdown
+
+
+def render_follow_up(report: Report) -> list[str]:
+    """The follow-up answer as Markdown lines: what was asked, refused parts, what is new."""
+    fu = report.follow_up
+    if fu is None:
+        return []
+    out = [f"# Follow-up: {fu.question}", ""]
+    for r in fu.refused:
+        out.append(f"- **Not done:** {r}")
+    if fu.refused:
+        out.append("")
+    out.append(fu.answer)
+    if fu.new_facts:
+        out += ["", "New since the last answer:", ""]
+        out += [f"- {f.statement} [{', '.join(f.evidence)}]" for f in fu.new_facts]
+    return out
 
 
 def render_markdown(report: Report) -> str:
@@ -194,6 +225,8 @@ def render_markdown(report: Report) -> str:
     out.append(f"*Status: **{report.status}** · " + " · ".join(scope) + "*")
     out.append("")
     out.append(report.summary)
+    if report.follow_up is not None:
+        out = [*render_follow_up(report), "", "---", "", *out]
     if report.root_cause:
         rc = report.root_cause
         out += [
@@ -240,7 +273,7 @@ def render_markdown(report: Report) -> str:
         f"*{b.steps}/{b.max_steps} steps · {b.tokens} model tokens · {b.seconds:.2f} s · "
         f"stopped by {b.stopped_by}*",
     ]
-    return "\n".join(out) + "\n"
+    return safe_text("\n".join(out) + "\n")  # no terminal control reaches a screen or file
 
 
 def print_report(report: Report, *, file: Any = None) -> None:

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from opsmate.agent.analysis import DocMatcher
-from opsmate.agent.planner import Planner
+from opsmate.agent.judge.causality import Role, role
+from opsmate.agent.judge.runbook_match import DocMatcher
+from opsmate.agent.plan.planner import Planner
+from opsmate.agent.plan.tiers import Tier
 from opsmate.agent.runbook_commands import commands_in_section
 from opsmate.agent.runbooks import (
     Applicability,
@@ -26,7 +28,9 @@ from opsmate.knowledge.types import SearchHit
 if TYPE_CHECKING:
     from opsmate.agent.loop import Engine
 
-TIER_ONE = 50  # pending checks below this priority run before the model is asked
+# pending checks below this priority run before the model is asked: what the evidence points
+# at, runbook checks and the survey (corroboration and background are the model's call)
+TIER_ONE = int(Tier.CORROBORATE)
 
 
 class RunbookPlanning:
@@ -127,8 +131,11 @@ class RunbookPlanning:
         """Queue the checks of the applicable runbook that the evidence now points at."""
         docs = self.doc_list()
         matcher = DocMatcher([d for _, d, _ in docs])
-        kinds = ("metric_shift", "change")
-        strong = [f for f in self.state.facts if f.severity == "error" or f.kind in kinds]
+        strong = [
+            f
+            for f in self.state.facts
+            if role(f.kind) in (Role.CAUSE, Role.CHANGE) or f.kind == "metric_shift"
+        ]
         best: tuple[float, RunbookDoc] | None = None
         for _, doc, app in docs:
             if not app.applies or doc.source in self.e.planned:

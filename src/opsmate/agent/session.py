@@ -22,15 +22,18 @@ from opsmate import paths
 from opsmate.agent.context import ContextBuilder, Exchange, TurnBudget, tool_catalog
 from opsmate.agent.events import EventSink, Notice, safe_emit
 from opsmate.agent.evidence import Evidence, EvidenceStore, RunbookRef
-from opsmate.agent.intake import detect_environment, detect_identifiers, detect_services, run_intake
+from opsmate.agent.followup import FollowUpContext
+from opsmate.agent.followup import refusals as follow_up_refusals
+from opsmate.agent.intake import detect_identifiers, detect_services, run_intake
 from opsmate.agent.loop import Engine, Investigation, Limits
-from opsmate.agent.planner import Planner
+from opsmate.agent.plan.planner import Planner
 from opsmate.agent.report import Report
 from opsmate.agent.sources import Sources, open_sources
 from opsmate.agent.state import TaskState
 from opsmate.config import Settings
 from opsmate.errors import InputError
 from opsmate.llm.base import ChatModel, check_model_file, load_model
+from opsmate.textsafe import dumps_json
 from opsmate.tools.base import ToolResult
 
 SESSION_FORMAT = "opsmate-session/v1"
@@ -81,6 +84,7 @@ class Session:
                 model,
                 tool_catalog(sources.executor.registry.describe()),
                 TurnBudget(n_ctx=llm.n_ctx, answer_tokens=llm.max_answer_tokens),
+                redactor=sources.executor.redactor,
             )
         self.engine = Engine(
             executor=sources.executor,
@@ -141,11 +145,22 @@ class Session:
                     "no question given and the bundle has none",
                     hint='e.g. opsmate diagnose "why is checkout failing"',
                 )
+            q = self.store.redactor.clean_text(q)  # a secret typed in is never searched for
+            refused: list[str] | None = None
+            known_facts: set[str] = set()
             if self.state is None:
                 self._start(q)
             else:
-                self._follow_up(q)
+                known_facts = {f.key for f in self.state.facts}
+                refused = self._follow_up(q)
             assert self.state is not None and self.planner is not None
+            follow = None
+            if refused is not None:
+                follow = FollowUpContext(
+                    refused=refused,
+                    known_facts=known_facts,
+                    previous=self.reports[-1] if self.reports else None,
+                )
             inv = Investigation(
                 self.engine,
                 self.state,
@@ -154,14 +169,21 @@ class Session:
                 self.limits,
                 on_event=self.on_event,
                 cancelled=self._cancel,
+                follow_up=follow,
             )
             report = inv.run(q)
             self.reports.append(report)
             return report
 
     def cancel(self) -> None:
-        """Stop the running ``ask`` at the next safe point (thread-safe); it reports partial."""
+        """Stop the running ``ask`` at the next safe point (thread-safe); it reports partial.
+
+        Kubernetes calls in flight are aborted, so a hung API server never holds it up."""
         self._cancel.set()
+        from opsmate.tools.k8s_transport import abort_inflight
+
+        with contextlib.suppress(Exception):  # nothing in flight, or no Kubernetes at all
+            abort_inflight()
 
     def close(self) -> None:
         """Stop any model call still running and release the model (safe to call twice)."""
@@ -210,29 +232,37 @@ class Session:
             onset=intake.onset,
             mentioned_nodes=intake.nodes,
             notes=intake.notes,
+            subject=intake.subject,
         )
         self.planner = Planner(
             self.state, tools=src.executor.registry.names(), recorded=src.recorded
         )
 
-    def _follow_up(self, q: str) -> None:
+    def _follow_up(self, q: str) -> list[str]:
+        """Fold a follow-up into the state; return what it asks that the constraints refuse.
+
+        Services it names join the focus (and the subject); the environment and a
+        restriction to some services never widen."""
         assert self.state is not None
         st = self.state
         st.questions.append(q)
-        asked_env = detect_environment(q, self.sources.known_envs)
-        if asked_env and st.constraints.environment and asked_env != st.constraints.environment:
-            msg = (
-                f"the follow-up mentions environment '{asked_env}', but this session is limited to "
-                f"'{st.constraints.environment}'; the constraint stays"
-            )
+        known = list(self.sources.known_services)
+        refused = follow_up_refusals(q, st, list(self.sources.known_envs), known)
+        for msg in refused:
             st.notes.append(msg)
             safe_emit(self.on_event, Notice("warning", msg))
-        for svc in detect_services(q, self.sources.known_services):
+        allowed = st.constraints.allowed_services
+        for svc in detect_services(q, known):
+            if allowed and svc not in allowed:
+                continue
             if svc not in st.constraints.services:
                 st.constraints.services.append(svc)
+            if svc not in st.subject.names:
+                st.subject.names.append(svc)
         for ident in detect_identifiers(q, st.constraints.services):
             if ident not in st.identifiers:
                 st.identifiers.append(ident)
+        return refused
 
     # -- persistence -------------------------------------------------------------------------
     def save(self, path: str | Path | None = None) -> Path:
@@ -254,8 +284,9 @@ class Session:
             "exchanges": [{"action": x.action, "result": x.result} for x in self.exchanges[-20:]],
             "reports": [r.to_json() for r in self.reports],
         }
+        data = self.store.redactor.clean(data)  # questions, runbook text: nothing stored raw
         tmp = target.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+        tmp.write_text(dumps_json(data, indent=1), encoding="utf-8")
         tmp.replace(target)
         return target
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from opsmate import paths
-from opsmate.agent.planner import Recorded
+from opsmate.agent.plan.planner import Recorded
 from opsmate.agent.runbooks import RunbookLibrary
 from opsmate.config import Settings
 from opsmate.errors import BundleError, ConfigError, OpsmateError
@@ -141,7 +141,10 @@ def open_sources(
     index = configured_retriever(settings, index_dir)
     if bundle is not None or demo:
         from opsmate.tools.bundle import load_bundle
+        from opsmate.tools.logparse import configure as configure_log_fields
         from opsmate.tools.registry import ToolRegistry
+
+        configure_log_fields(settings.logs)  # a site's own log field names, replay as live
 
         path = Path(bundle) if bundle is not None else demo_bundle_path()
         b = load_bundle(path)
@@ -206,13 +209,20 @@ def open_sources(
     )
 
 
+def _meta(o: Any) -> dict[str, Any]:
+    """An object's metadata as a mapping (a malformed object gives an empty one)."""
+    meta = o.get("metadata") if isinstance(o, dict) else None
+    return meta if isinstance(meta, dict) else {}
+
+
 def _single_namespace(objects: list[dict[str, Any]]) -> str | None:
     found = {
-        (o.get("metadata") or {}).get("namespace")
+        str(_meta(o).get("namespace"))
         for o in objects
-        if o.get("kind") in ("Pod", "Deployment", "Service", "ReplicaSet", "StatefulSet", "Job")
+        if isinstance(o, dict)
+        and o.get("kind") in ("Pod", "Deployment", "Service", "ReplicaSet", "StatefulSet", "Job")
+        and isinstance(_meta(o).get("namespace"), str)
     }
-    found.discard(None)
     return next(iter(found)) if len(found) == 1 else None
 
 
@@ -220,14 +230,15 @@ def _services(b: Any, library: RunbookLibrary) -> list[str]:
     names: set[str] = set()
     names |= library.services()
     for o in b.objects:
-        meta = o.get("metadata") or {}
-        if o.get("kind") in ("Deployment", "StatefulSet", "Service", "DaemonSet") and meta.get(
-            "name"
-        ):
-            names.add(str(meta["name"]))
-        labels = meta.get("labels") or {}
-        if labels.get("app"):
-            names.add(str(labels["app"]))
+        if not isinstance(o, dict):
+            continue
+        meta = _meta(o)
+        kind_ok = o.get("kind") in ("Deployment", "StatefulSet", "Service", "DaemonSet")
+        if kind_ok and isinstance(meta.get("name"), str) and meta["name"]:
+            names.add(meta["name"])
+        labels = meta.get("labels")
+        if isinstance(labels, dict) and isinstance(labels.get("app"), str) and labels["app"]:
+            names.add(labels["app"])
     for rec in b.logs[:5000]:
         svc = rec.get("service")
         if isinstance(svc, str) and svc:

@@ -14,28 +14,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from opsmate.agent.observe.facts import Fact, Severity
+from opsmate.agent.subject import Subject
+from opsmate.textsafe import fence, neutralise_fences
 from opsmate.timeparse import format_time
 from opsmate.tools.base import Constraints
 
-Severity = Literal["error", "warning", "info"]
+__all__ = ["ActionTried", "Fact", "Hypothesis", "NextStep", "PendingCheck", "Severity", "TaskState"]
 HypothesisStatus = Literal["open", "confirmed", "refuted"]
 CheckSource = Literal["runbook_check", "runbook_command", "rule", "model", "user"]
-
-
-class Fact(BaseModel):
-    """An observation extracted from evidence (``evidence``: E/R ids)."""
-
-    key: str  # stable identity, so re-extraction does not duplicate it
-    statement: str
-    evidence: list[str] = Field(default_factory=list)
-    kind: str = "observation"
-    severity: Severity = "info"
-    service: str | None = None
-    time: datetime | None = None  # when it started / happened
-    quote: str | None = None  # the concrete text (error message, reason, condition)
-    terms: list[str] = Field(default_factory=list)  # words used to match runbooks
-    focus: bool = False  # about a focus service / its pods
-    count: int = 1  # occurrences (log lines, events) behind the statement
 
 
 class Hypothesis(BaseModel):
@@ -87,6 +74,7 @@ class TaskState(BaseModel):
     constraints: Constraints = Field(default_factory=Constraints)
     identifiers: list[str] = Field(default_factory=list)  # error codes, exception names
     onset: datetime | None = None  # when the problem started (hint from the question)
+    subject: Subject = Field(default_factory=Subject)  # what the question is about
     mentioned_nodes: list[str] = Field(default_factory=list)
     facts: list[Fact] = Field(default_factory=list)
     hypotheses: list[Hypothesis] = Field(default_factory=list)
@@ -149,7 +137,8 @@ class TaskState(BaseModel):
             head.append("LATEST QUESTION: " + self.questions[-1])
         head.append("CONSTRAINTS (enforced by the executor):")
         head.append(self.render_constraints())
-        out = "\n".join(head)
+        out = neutralise_fences("\n".join(head))  # a question cannot open or close a fence
+        findings = ""  # quoted from tool output: fenced as data at the end
         sections: list[tuple[str, list[str]]] = []
         hyps = sorted(self.hypotheses, key=lambda h: (h.status != "confirmed", -h.score))
         sections.append(
@@ -189,14 +178,19 @@ class TaskState(BaseModel):
             block = title
             for line in lines:
                 candidate = block + "\n" + line[:300]
-                if len(out) + len(candidate) + 1 > max_chars:
+                if len(out) + len(findings) + len(candidate) + _FENCE_COST > max_chars:
                     block += "\n- ..."
                     break
                 block = candidate
-            if len(out) + len(block) + 1 > max_chars:
+            if len(out) + len(findings) + len(block) + _FENCE_COST > max_chars:
                 break
-            out += "\n" + block
+            findings += "\n" + block
+        if findings:
+            out += "\n" + fence("task findings, quoted from tool output", findings.lstrip("\n"))
         return out
+
+
+_FENCE_COST = 100  # characters the data fence around the findings adds
 
 
 def _short_args(args: dict[str, Any]) -> str:

@@ -1,0 +1,172 @@
+"""The subject of a question: the objects, namespace, hosts and symptom it names.
+
+"What is the issue with job java-api-checker in namespace app-12" -> Job
+``java-api-checker`` in namespace ``app-12``; "Why can't the frontend pod connect to the
+backend service" -> ``frontend`` (a Pod) and ``backend``; "unable to reach
+app.example.com" -> host ``app.example.com``. "the production namespace" and "namespace
+prod" name a namespace, never the environment. The symptom the question reports
+(errors, slow, crashing, pending, not ready, failed) is kept so the root-cause sentence
+answers it. Pure functions.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from opsmate.agent.observe.facts import FactKind
+from opsmate.agent.subject import Subject
+
+_NAME = r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9-]+)*"
+_NS_PATTERNS = (
+    re.compile(r"(?<![\w-])((?:namespace|ns)-[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)(?![\w-])", re.I),
+    re.compile(rf"\b(?:in|from|of)\s+(?:the\s+)?[\"'`]?({_NAME})[\"'`]?\s+namespace\b", re.I),
+    re.compile(rf"[\"'`]?({_NAME})[\"'`]?\s+namespace\b", re.I),
+    re.compile(rf"\bnamespaces?\s*[:=]?\s*[\"'`]?({_NAME})", re.I),
+    re.compile(rf"(?:^|\s)-n\s+({_NAME})\b"),
+    re.compile(rf"(?:命名空间|名字空间)\s*[:：]?\s*({_NAME})", re.I),
+    re.compile(rf"({_NAME})\s*(?:命名空间|名字空间)"),
+)
+_KINDS = {
+    "pod": "Pod",
+    "pods": "Pod",
+    "deployment": "Deployment",
+    "deploy": "Deployment",
+    "job": "Job",
+    "cronjob": "CronJob",
+    "statefulset": "StatefulSet",
+    "daemonset": "DaemonSet",
+    "service": "Service",
+    "svc": "Service",
+    "ingress": "Ingress",
+    "workload": "Deployment",
+    "replicaset": "ReplicaSet",
+    "pvc": "PersistentVolumeClaim",
+    "node": "Node",
+}
+_KIND_WORDS = "|".join(sorted(_KINDS, key=len, reverse=True))
+_KIND_THEN_NAME = re.compile(rf"(?<![\w-])({_KIND_WORDS})\s+[\"'`]?({_NAME})", re.I)
+_NAME_THEN_KIND = re.compile(rf"(?<![\w-])({_NAME})[\"'`]?\s+({_KIND_WORDS})\b", re.I)
+_HYPHENATED = re.compile(r"(?<![\w./-])([a-z][a-z0-9]*(?:-[a-z0-9]+)+)(?![\w/-])")
+_HOST = re.compile(r"\b((?:[a-z0-9-]+\.)+(?:com|net|org|io|dev|local|internal|cloud|app|co|svc))\b")
+_NOT_NAMES = {
+    "the", "a", "an", "this", "that", "my", "our", "their", "its", "which", "what", "some",
+    "any", "each", "every", "all", "new", "old", "same", "other", "to", "is", "are", "in",
+    "on", "of", "for", "with", "and", "or", "not", "no", "one", "two", "k8s", "kubernetes",
+    "running", "pending", "failing", "failed", "crashing", "broken", "unhealthy", "healthy",
+    "be", "was", "were", "has", "have", "had", "can", "cannot", "can't", "could", "should",
+    "will", "would", "keeps", "keep", "connect", "connects", "reach", "talk", "logs", "log",
+    "status", "state", "restarts", "restarting", "crashes", "fails", "errors", "error",
+    "issue", "issues", "problem", "problems", "seems", "looks", "get", "gets", "from", "at",
+    "by", "as", "it", "there", "here", "now", "still", "again", "also", "then", "so",
+    "because", "when", "why", "how", "where", "who", "please", "names", "name", "called",
+    "named", "itself", "behind", "inside", "outside", "into", "via", "using", "show", "shows",
+    "fail", "die", "dies", "died", "hang", "hangs", "stop", "stops", "stopped", "start",
+    "starts", "started", "run", "runs", "work", "works", "respond", "responds", "return",
+    "returns", "time", "times", "do", "does", "did", "never", "always", "just",
+}  # fmt: skip
+_COMMON_HYPHENATED = {
+    "follow-up", "read-only", "up-to-date", "built-in", "out-of-memory", "anti-affinity",
+    "non-root", "pre-prod", "cross-namespace", "real-time", "on-call", "long-running",
+    "x-ray", "e-mail", "re-run", "self-signed", "well-known", "time-out", "log-in",
+    "sign-in", "health-check", "rate-limit", "crash-loop", "crash-looping", "node-selector",
+    "third-party", "multi-container", "high-latency", "dead-letter", "round-robin",
+}  # fmt: skip
+_SYMPTOMS: tuple[tuple[re.Pattern[str], FactKind], ...] = (
+    (re.compile(r"crash|restart(?:s|ing|ed)\b|crashloop|backoff|一直在?重启|反复重启|崩溃", re.I),
+     FactKind.CRASH_LOOP),
+    (re.compile(r"pending|not (?:be )?scheduled|be scheduled|unschedul|调度", re.I),
+     FactKind.POD_PENDING),
+    (re.compile(r"\b(?:job|cronjob)\b.*\bfail|fail\w*.*\bjob\b", re.I), FactKind.JOB_FAILED),
+    (re.compile(r"\b5\d\d\b|5xx|error rate|errors?\b|failing|fails|报错|错误|失败", re.I),
+     FactKind.ERROR_RATE),
+    (re.compile(r"latency|slow|timeouts?|timing out|延迟|慢|超时", re.I), FactKind.LATENCY),
+    (re.compile(r"not ready|unhealthy|not running|unavailable|can'?t reach|unable to reach"
+                r"|can'?t connect|cannot connect|不可用|连不上", re.I), FactKind.NOT_READY),
+)  # fmt: skip
+
+
+def detect_namespace(text: str) -> str | None:
+    """The namespace a question names ("in namespace app-12", "the production namespace")."""
+    for pat in _NS_PATTERNS:
+        for m in pat.finditer(text):
+            name = m.group(1).lower()
+            if name not in _NOT_NAMES and name not in ("namespace", "namespaces"):
+                return name
+    return None
+
+
+def detect_symptom(text: str) -> FactKind | None:
+    """The symptom a question reports, if it says one."""
+    for pat, kind in _SYMPTOMS:
+        if pat.search(text):
+            return kind
+    return None
+
+
+def detect_subject(
+    text: str,
+    *,
+    services: Iterable[str] = (),
+    namespace: str | None = None,
+    exclude: Iterable[str] = (),
+) -> Subject:
+    """The objects a question is about (see module doc); ``exclude``: words that are not
+    names (environment words)."""
+    skip = {w.lower() for w in exclude} | _NOT_NAMES
+    if namespace:
+        skip.add(namespace)
+    names: list[tuple[int, str]] = []
+    kind: str | None = None
+    kind_pos = 10**9
+    low = text.lower()
+    for m in _KIND_THEN_NAME.finditer(low):
+        name = m.group(2)
+        if name in skip or name in _KINDS or _is_ns_phrase(low, m.end(2)):
+            continue
+        names.append((m.start(2), name))
+        if m.start() < kind_pos:
+            kind, kind_pos = _KINDS[m.group(1).lower()], m.start()
+    for m in _NAME_THEN_KIND.finditer(low):
+        name = m.group(1)
+        if name in skip or name in _KINDS:
+            continue
+        plain = not ("-" in name or any(ch.isdigit() for ch in name) or _known(name, services))
+        if plain and len(name) < 4:
+            continue
+        names.append((m.start(1), name))
+        if m.start() < kind_pos:
+            kind, kind_pos = _KINDS[m.group(2).lower()], m.start()
+    hosts = [h for h in dict.fromkeys(_HOST.findall(low))]
+    for m in _HYPHENATED.finditer(low):
+        name = m.group(1)
+        if name in skip or name in _COMMON_HYPHENATED or any(name in h for h in hosts):
+            continue
+        if re.match(r"\s+cluster\b", low[m.end(1) : m.end(1) + 9]) or name.startswith(
+            ("namespace-", "ns-")
+        ):
+            continue
+        if namespace and name == namespace:
+            continue
+        names.append((m.start(1), name))
+    for s in services:
+        pos = low.find(s.lower())
+        names.append((pos if pos >= 0 else 10**8, s.lower()))
+    ordered = [n for _, n in sorted(names)]
+    unique: list[str] = []
+    for n in ordered:
+        if n not in unique and not any(n != u and u.startswith(n + "-") for u in unique):
+            unique = [u for u in unique if not n.startswith(u + "-") or u == n]
+            unique.append(n)
+    return Subject(
+        names=unique[:4], kind=kind, namespace=namespace, hosts=hosts[:3],
+        symptom=detect_symptom(text),
+    )  # fmt: skip
+
+
+def _known(name: str, services: Iterable[str]) -> bool:
+    return name in {s.lower() for s in services}
+
+
+def _is_ns_phrase(low: str, end: int) -> bool:
+    return bool(re.match(r"\s+namespace\b", low[end : end + 12]))

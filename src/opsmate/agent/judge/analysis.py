@@ -1,0 +1,275 @@
+"""From facts to hypotheses and a root cause, by the cause/symptom model.
+
+1. Every fact has a role (:mod:`.causality`). Symptoms are what must be explained;
+   causes are candidates; changes explain what began right after them.
+2. Each fact is related to the subject of the question (:mod:`.links`): about it,
+   linked to it (a dependency its errors name, the node it runs on, the cluster DNS it
+   cannot reach), namespace-wide (no subject), or unrelated.
+3. Candidates (:mod:`.candidates`) are scored; a cause *explains* a symptom when the
+   model allows it and both concern the same object.
+4. Candidates are related (:mod:`.chains`): the first error of a cascade, a deeper cause
+   that explains a shallower one, refusals superseded by later pods.
+5. The root cause is the best candidate that is not about another object and is
+   supported: conclusive on its own (the system's own account), or an inferred cause
+   with a second, independent piece of evidence (the symptom it explains, a runbook,
+   another result, a preceding change, the onset the question names, the errors that
+   followed it). Otherwise there is no root cause; the report is ``partial`` and says
+   what is missing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from opsmate.agent.evidence import EvidenceStore
+from opsmate.agent.judge import chains, links
+from opsmate.agent.judge.candidates import Candidate, build, order_symptoms, same_thread
+from opsmate.agent.judge.causality import Role, role
+from opsmate.agent.judge.saturation import derive_saturation
+from opsmate.agent.judge.statements import SYMPTOM_PHRASE, root_statement
+from opsmate.agent.observe.facts import Fact
+from opsmate.agent.observe.facts import FactKind as K
+from opsmate.agent.observe.graph import ObjectGraph
+from opsmate.agent.runbooks import Applicability, RunbookDoc
+from opsmate.agent.state import Hypothesis, TaskState
+
+__all__ = ["Analysis", "Candidate", "analyse", "estimate_onset"]
+
+
+@dataclass
+class Analysis:
+    hypotheses: list[Hypothesis]
+    root: Candidate | None
+    root_statement: str | None
+    root_evidence: list[str]
+    confidence: float
+    missing: str  # what is missing when there is no root cause
+    onset: datetime | None
+    candidates: list[Candidate] = field(default_factory=list)
+
+
+def estimate_onset(state: TaskState) -> datetime | None:
+    """The reported onset, else the first problem about the subject."""
+    if state.onset:
+        return state.onset
+    times = [
+        f.time
+        for f in state.facts
+        if f.time and f.severity == "error" and (f.focus or not state.constraints.services)
+    ]
+    return min(times) if times else None
+
+
+def _independent(facts: list[Fact]) -> set[str]:
+    return {e for f in facts for e in f.evidence if e.startswith("E")}
+
+
+def analyse(
+    state: TaskState,
+    store: EvidenceStore,
+    docs: list[tuple[str, RunbookDoc, Applicability]],
+    graph: ObjectGraph | None = None,
+) -> Analysis:
+    """Score hypotheses over the facts and pick a root cause (or say what is missing)."""
+    graph = graph or ObjectGraph()
+    derive_saturation(store, state)
+    onset = estimate_onset(state)
+    subject = state.subject
+    reported = subject.symptom
+    facts = [f for f in state.facts if f.kind != K.NO_CHANGE]
+    deps = links.dependencies(facts)
+    aliases = links.subject_aliases(subject, graph)
+    services = state.constraints.services
+    rel = {f.key: links.relation(f, subject, graph, deps, services, aliases) for f in facts}
+    symptoms = [f for f in facts if role(f.kind) == Role.SYMPTOM]
+    mine = order_symptoms(
+        [s for s in symptoms if rel[s.key] in (links.SUBJECT, links.SCOPE)], reported
+    )
+    linked = order_symptoms([s for s in symptoms if rel[s.key] == links.LINKED], None)
+    cands = build(
+        [f for f in facts if role(f.kind) == Role.CAUSE],
+        [f for f in facts if f.kind == K.CHANGE],
+        rel,
+        mine,
+        linked,
+        reported=reported,
+        onset=onset,
+        reported_onset=state.onset,
+        docs=[(rid, d) for rid, d, app in docs if app.applies],
+    )
+    chains.same_words(cands)
+    chains.first_domino(cands)
+    chains.superseded(cands, graph)
+    chains.sole_error(cands)
+    for c in cands:
+        c.supported = _supported(c)
+    chains.link_chains(cands, graph)
+    cands.sort(key=lambda x: -x.score)
+    for c in cands:
+        c.support = (
+            c.support
+            + [
+                o.lead
+                for o in cands
+                if o is not c
+                and o.supported
+                and o.relation not in links.NOT_A_CAUSE
+                and o.lead.kind != c.lead.kind
+                and o.lead not in c.chain
+                and o.lead not in c.followers
+                and o.lead not in c.support
+                and same_thread(o.lead, c.lead)
+            ]
+        )[:3]
+    root = next((c for c in cands if c.supported and c.relation not in links.NOT_A_CAUSE), None)
+    hyps = _hypotheses(cands, root, mine, onset)
+    if root is None:
+        return Analysis(hyps, None, None, [], 0.0, _missing(state, cands, mine), onset, cands)
+    label = subject.label() if not subject.empty() else None
+    root.impact = _impact(root, facts, rel, aliases | set(subject.names))
+    statement, evidence = root_statement(root, label, reported)
+    n_e = len({e for e in evidence if e.startswith("E")})
+    confidence = 0.8 if root.conclusive else 0.6
+    confidence += 0.05 * min(n_e - 1, 3)
+    confidence += (0.05 if root.rid else 0.0) + (0.05 if root.change else 0.0)
+    return Analysis(
+        hyps, root, statement, evidence, round(min(confidence, 0.95), 2), "", onset, cands
+    )
+
+
+def _impact(root: Candidate, facts: list[Fact], rel: dict[str, str], names: set[str]) -> list[Fact]:
+    """Failures of other services that name the subject, after the root cause began: its
+    downstream impact (a consumer's "redis: connection pool timeout")."""
+    if root.relation != links.SUBJECT or not names:
+        return []
+    shown = {id(f) for f in [root.lead, *root.chain, *root.support, *root.followers]}
+    t0 = root.lead.time
+    out = [
+        f
+        for f in facts
+        if id(f) not in shown
+        and rel[f.key] in (links.LINKED, links.IMPACT)
+        and f.severity in ("error", "warning")
+        and role(f.kind) in (Role.CAUSE, Role.SYMPTOM)
+        and links.mentions(f, names)
+        and (t0 is None or f.time is None or f.time >= t0 - timedelta(minutes=5))
+    ]
+    out.sort(key=lambda f: (f.severity != "error", -f.count))
+    return out[:2]
+
+
+def _supported(c: Candidate) -> bool:
+    """Conclusive on its own, or an inferred cause with a second, independent support."""
+    if c.superseded_by:
+        return False  # the evidence says it no longer holds
+    if c.conclusive:
+        return True
+    if c.relation == links.SUBJECT and (
+        (c.onset_aligned and c.lead.count >= 2) or len(c.followers) >= 2 or c.sole
+    ):
+        return True
+    own = _independent([c.lead])
+    if c.explains is not None and _independent([c.explains]) - own:
+        return True
+    if c.rid is not None:
+        return True
+    if c.change is not None and _independent([c.change]) - own:
+        return True
+    return len(own) >= 2
+
+
+def _hypotheses(
+    cands: list[Candidate], root: Candidate | None, mine: list[Fact], onset: datetime | None
+) -> list[Hypothesis]:
+    out: list[Hypothesis] = []
+    confirmed = 0
+    cutoff = onset - timedelta(minutes=15) if onset else None
+    for c in cands[:6]:
+        status, why = "open", ""
+        if c is root:
+            status = "confirmed"
+        elif c.superseded_by:
+            status = "refuted"
+            why = f"{c.superseded_by}: no longer the cause"
+        elif (
+            root is not None
+            and c.conclusive
+            and c.relation == root.relation
+            and root.relation not in links.NOT_A_CAUSE
+            and same_thread(c.lead, root.lead)
+            and confirmed < 2
+        ):
+            status = "confirmed"  # a second conclusive signal about the same object
+            confirmed += 1
+        elif c.relation in links.NOT_A_CAUSE:
+            why = "about another object than the one asked about"
+        elif (
+            cutoff
+            and c.lead.time
+            and c.lead.time < cutoff
+            and (c.lead.last_time is None or c.lead.last_time < cutoff)
+        ):
+            status, why = "refuted", "present before the problem began"
+        elif not c.supported:
+            why = "no second, independent piece of evidence"
+        ev = list(c.lead.evidence)
+        if c.explains is not None:
+            ev += [e for e in c.explains.evidence if e not in ev]
+        if c.rid:
+            ev.append(c.rid)
+        statement = c.lead.statement
+        if c.rid and c.doc is not None:
+            statement = f"{c.doc.title}: {c.lead.quote or c.lead.statement}"
+        out.append(
+            Hypothesis(
+                key=c.key,
+                statement=statement,
+                status=status,
+                evidence=ev,
+                score=c.score,
+                runbooks=[c.rid] if c.rid else [],
+                why=why,
+            )
+        )
+    if root is None and not cands:
+        for s in mine[:2]:
+            out.append(
+                Hypothesis(
+                    key=f"symptom:{s.key}",
+                    statement=f"{s.statement} (a symptom; what causes it was not found)",
+                    status="open",
+                    evidence=list(s.evidence),
+                    why="a symptom, not a cause",
+                )
+            )
+    return out
+
+
+def _missing(state: TaskState, cands: list[Candidate], mine: list[Fact]) -> str:
+    looked = sorted(
+        {a.tool for a in state.actions if a.status in ("success", "partial", "no_data")}
+    )
+    if not any(f.severity in ("error", "warning") for f in state.facts):
+        return "no error, failure reason, warning event or metric change was found" + (
+            f" with {', '.join(looked)}" if looked else ""
+        )
+    if cands and all(c.relation in links.NOT_A_CAUSE for c in cands):
+        about = ", ".join(
+            dict.fromkeys(c.lead.subject.label() for c in cands if c.lead.subject is not None)
+        )
+        return (
+            f"the failures found are about other objects ({about or 'other services'}), "
+            f"not {state.subject.label()}"
+        )
+    if not cands and mine:
+        s = mine[0]
+        what = SYMPTOM_PHRASE.get(s.kind, "shows a problem")
+        who = s.subject.label() if s.subject else (s.service or "it")
+        return (
+            f"{who} {what}, but nothing read says why "
+            "(no termination reason, event or log line explains it)"
+        )
+    if cands:
+        return "the strongest lead has no second, independent piece of evidence"
+    return "the signals found are symptoms or context, without a failure reason that explains them"

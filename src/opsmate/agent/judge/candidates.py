@@ -1,0 +1,186 @@
+"""Candidate causes: each cause fact, scored, with the symptom it explains.
+
+A candidate's score is specificity (how precise a kind of cause is) x its relation to
+the subject x timing against the onset x severity x a little for repetition; it grows
+when the cause explains an observed symptom, follows a change, or matches a runbook
+about that kind of failure, and shrinks when the fact is background noise (present
+before the onset at the same rate).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from opsmate.agent.judge import links
+from opsmate.agent.judge.causality import CONCLUSIVE, SPECIFICITY, SYMPTOM_ORDER, can_explain
+from opsmate.agent.judge.runbook_match import DocMatcher
+from opsmate.agent.observe.facts import Fact
+from opsmate.agent.observe.facts import FactKind as K
+from opsmate.agent.runbooks import RunbookDoc
+
+SEVERITY_WEIGHT = {"error": 1.0, "warning": 0.7, "info": 0.4}
+
+
+@dataclass
+class Candidate:
+    lead: Fact
+    relation: str
+    score: float = 0.0
+    explains: Fact | None = None  # the symptom it explains (the subject's, else a linked one)
+    support: list[Fact] = field(default_factory=list)  # corroborating causes (same object)
+    chain: list[Fact] = field(default_factory=list)  # shallower causes it explains in turn
+    reaches: Fact | None = None  # the subject's symptom a chain reaches (linked causes)
+    explains_subject: bool = False  # ``explains`` is one of the subject's own symptoms
+    impact: list[Fact] = field(default_factory=list)  # consumers failing on the subject
+    followers: list[Fact] = field(default_factory=list)  # a cascade's later errors, in order
+    change: Fact | None = None
+    rid: str | None = None
+    doc: RunbookDoc | None = None
+    conclusive: bool = False
+    supported: bool = False
+    onset_aligned: bool = False  # began at the onset the question names
+    sole: bool = False  # the only error the subject logged
+    superseded_by: str | None = None  # a later pod shows this refusal no longer applies
+
+    @property
+    def key(self) -> str:
+        return f"fact:{self.lead.key}"
+
+    @property
+    def title(self) -> str:
+        return self.doc.title if self.doc is not None else self.lead.statement
+
+
+def same_thread(a: Fact, b: Fact) -> bool:
+    """Whether two facts concern the same pod, workload or object."""
+    x, y = set(a.names()), set(b.names())
+    if x & y:
+        return True
+    return any(p.startswith(q + "-") or q.startswith(p + "-") for p in x for q in y)
+
+
+def timing(t: datetime | None, onset: datetime | None) -> float:
+    if t is None or onset is None:
+        return 1.0
+    if t < onset - timedelta(minutes=15):
+        return 0.5  # there before the problem began
+    if t <= onset + timedelta(minutes=30):
+        return 1.25
+    return 1.0
+
+
+def own_start(change: Fact, f: Fact) -> bool:
+    """A workload starting is not a change that explains its own failure."""
+    return change.detail.get("change") == "one-off workload" and same_thread(change, f)
+
+
+def change_for(f: Fact, changes: list[Fact]) -> Fact | None:
+    """The change (rollout, one-off job, reload) that happened shortly before ``f`` began."""
+    if f.time is None:
+        return None
+    best = None
+    for c in changes:
+        if c.time is None or own_start(c, f):
+            continue
+        aligned = c.time - timedelta(minutes=2) <= f.time <= c.time + timedelta(minutes=30)
+        if aligned and (best is None or (best.time and c.time > best.time)):
+            best = c
+    return best
+
+
+def order_symptoms(symptoms: list[Fact], reported: K | None) -> list[Fact]:
+    """The reported kind first, then the order of :data:`SYMPTOM_ORDER`, errors first."""
+    order = {k: i for i, k in enumerate(SYMPTOM_ORDER)}
+    return sorted(
+        symptoms, key=lambda s: (s.kind != reported, order.get(s.kind, 99), s.severity != "error")
+    )
+
+
+def explained_by(
+    c: Fact, relation: str, mine: list[Fact], linked: list[Fact], reported: K | None
+) -> Fact | None:
+    """The symptom cause ``c`` explains: one of the subject's, else one of a linked object on
+    the same thread. A bare metric shift is taken only when nothing else is explained."""
+    for pool in (mine, linked):
+        for s in pool:
+            if not can_explain(c.kind, s.kind) or s.kind == K.METRIC_SHIFT:
+                continue  # a bare metric shift is context, not what the user sees
+            near = same_thread(c, s)
+            if pool is mine:
+                near = near or (s.focus and (c.focus or relation == links.LINKED))
+            if near:
+                return s
+    return None
+
+
+def build(
+    causes: list[Fact],
+    changes: list[Fact],
+    rel: dict[str, str],
+    mine: list[Fact],
+    linked: list[Fact],
+    *,
+    reported: K | None,
+    onset: datetime | None,
+    reported_onset: datetime | None,
+    docs: list[tuple[str, RunbookDoc]],
+) -> list[Candidate]:
+    """One scored candidate per cause fact, plus changes that precede a subject symptom."""
+    matcher = DocMatcher([d for _, d in docs])
+    out: list[Candidate] = []
+    for c in causes:
+        cand = Candidate(lead=c, relation=rel[c.key], conclusive=c.kind in CONCLUSIVE)
+        cand.explains = explained_by(c, cand.relation, mine, linked, reported)
+        cand.explains_subject = cand.explains is not None and cand.explains in mine
+        score = SPECIFICITY.get(c.kind, 1.0) * links.WEIGHT[cand.relation]
+        score *= timing(c.time, onset) * SEVERITY_WEIGHT.get(c.severity, 0.5)
+        if c.count > 1:
+            score *= 1 + min(0.5, math.log10(c.count) / 4)
+        if cand.explains is not None:
+            score *= 1.4 if cand.explains in mine else 1.2
+        elif (
+            reported is not None
+            and can_explain(c.kind, reported)
+            and cand.relation == links.SUBJECT
+        ):
+            score *= 1.15
+        if c.detail.get("background"):
+            score *= 0.4
+        cand.change = change_for(c, changes)
+        if cand.change is not None:
+            score *= 1.2
+        best: tuple[float, str, RunbookDoc] | None = None
+        for rid, doc in docs:
+            st = matcher.strength(c, doc)
+            if st > 0 and (best is None or st > best[0]):
+                best = (st, rid, doc)
+        if best is not None:
+            cand.rid, cand.doc = best[1], best[2]
+            score *= 1.15 + min(0.35, best[0] / 20)
+        if reported_onset is not None and c.time is not None:
+            lo, hi = reported_onset - timedelta(minutes=15), reported_onset + timedelta(minutes=30)
+            cand.onset_aligned = lo <= c.time <= hi
+        cand.score = round(score, 3)
+        out.append(cand)
+    for ch in changes:  # a change right before the subject's symptom
+        if ch.time is None or rel[ch.key] in links.NOT_A_CAUSE:
+            continue
+        t0 = ch.time
+        after = [
+            s
+            for s in mine
+            if s.time and t0 <= s.time <= t0 + timedelta(minutes=30) and not own_start(ch, s)
+        ]
+        if after:
+            out.append(
+                Candidate(
+                    lead=ch,
+                    relation=rel[ch.key],
+                    explains=after[0],
+                    explains_subject=True,
+                    score=round(1.6 * links.WEIGHT[rel[ch.key]], 3),
+                )
+            )
+    return out

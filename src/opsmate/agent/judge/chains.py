@@ -1,0 +1,212 @@
+"""How candidates relate to each other: cascades, chains of causes, superseded refusals.
+
+- A *cascade*: the subject's errors that began together; the first is the likely cause,
+  the later ones its consequences.
+- A *chain*: a cause that a deeper cause explains in turn — a probe that times out
+  because a pool is exhausted, a failing call to a dependency whose own pods crash, a
+  name that does not resolve because the cluster DNS is down. The deeper, supported cause
+  becomes the root; the shallower one says how it reached the subject.
+- A *superseded* refusal: a controller's FailedCreate (quota, missing ServiceAccount)
+  that stopped before pods of the same controller were created.
+- The *sole* error: the only error the subject logged stands for itself.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from opsmate.agent.judge import links
+from opsmate.agent.judge.candidates import Candidate, same_thread
+from opsmate.agent.judge.causality import deeper
+from opsmate.agent.observe.facts import Fact
+from opsmate.agent.observe.facts import FactKind as K
+from opsmate.agent.observe.graph import ObjectGraph
+
+CASCADE = {K.LOG_ERROR, K.DEPENDENCY_FAILURE, K.CONFIG_ERROR, K.SATURATION}
+_REACHING = {K.DEPENDENCY_FAILURE, K.LOG_ERROR, K.PROBE_FAILURE, K.LAST_WORDS}
+
+
+def first_domino(cands: list[Candidate]) -> None:
+    """Among the subject's errors that began within minutes of each other, prefer the first."""
+    group = [
+        c for c in cands if c.lead.kind in CASCADE and c.lead.time and c.relation == links.SUBJECT
+    ]
+    if len(group) < 2:
+        return
+    group.sort(key=lambda c: c.lead.time or datetime.max)
+    first = group[0]
+    end = (first.lead.time or datetime.max) + timedelta(minutes=10)
+    followers = [c for c in group[1:] if c.lead.time and c.lead.time <= end]
+    if not followers:
+        return
+    first.score = round(first.score * 1.5, 3)
+    first.followers = [c.lead for c in followers]
+    for c in followers:
+        c.score = round(c.score * 0.8, 3)
+
+
+_REFERENCED = {
+    "Secret",
+    "ConfigMap",
+    "ServiceAccount",
+    "PersistentVolumeClaim",
+    "StorageClass",
+    "IngressClass",
+    "Service",
+}
+
+
+def superseded(cands: list[Candidate], graph: ObjectGraph) -> None:
+    """Demote a controller's refusal that stopped before its later pods were created, and a
+    "not found" that the object graph contradicts (the object exists now)."""
+    for c in cands:
+        f = c.lead
+        if f.kind == K.MISSING_REFERENCE:
+            for o in f.objects:
+                if o.kind in _REFERENCED and graph.get(o.kind, o.namespace, o.name) is not None:
+                    c.score = round(c.score * 0.3, 3)
+                    c.superseded_by = f"{o.kind} {o.name} exists now"
+                    break
+            if c.superseded_by:
+                continue
+        if f.reason != "FailedCreate" or f.subject is None or f.last_time is None:
+            continue
+        owner = f"{f.subject.kind}/{f.subject.name}"
+        for p in graph.pods(f.subject.namespace):
+            started = p.start_time or p.created
+            if p.owner == owner and started is not None and started > f.last_time:
+                c.score = round(c.score * 0.3, 3)
+                c.superseded_by = f"later pods were created ({p.name})"
+                break
+
+
+def sole_error(cands: list[Candidate]) -> None:
+    """Mark the only error of the subject when nothing else about it competes."""
+    mine = [c for c in cands if c.relation == links.SUBJECT]
+    errs = [c for c in mine if c.lead.kind in CASCADE and c.lead.severity == "error"]
+    if len(errs) == 1 and len(mine) == 1:
+        errs[0].sole = True
+
+
+def _core(text: str | None) -> str:
+    return " ".join((text or "").lower().split())[:120]
+
+
+def same_words(cands: list[Candidate]) -> None:
+    """A container's last words and a log error of the same text are one finding: the last
+    words (with the container and its exit) lead; the log error's count, first time and
+    preceding change come with them."""
+    words = [c for c in cands if c.lead.kind == K.LAST_WORDS]
+    for w in words:
+        said = " ".join(str(x) for x in w.lead.detail.get("key_lines") or [w.lead.message or ""])
+        said = _core(said)
+        for o in cands:
+            if o is w or o.lead.kind == K.LAST_WORDS or o.lead.kind not in CASCADE:
+                continue
+            core = _core(o.lead.quote or o.lead.message)
+            if len(core) < 12 or core[:60] not in said or not same_thread(o.lead, w.lead):
+                continue
+            w.score = round(max(w.score, o.score * 1.1), 3)
+            o.score = round(o.score * 0.5, 3)
+            if o.lead not in w.support:
+                w.support.append(o.lead)
+            w.change = w.change or o.change
+
+
+def _runs_on(f: Fact, node: str, graph: ObjectGraph) -> bool:
+    """Whether the pods ``f`` is about (by name or workload) run on ``node``."""
+    names = set(f.names())
+    for p in graph.pods():
+        if p.node != node or not p.name:
+            continue
+        if p.name.lower() in names or any(p.name.lower().startswith(n + "-") for n in names):
+            return True
+    return False
+
+
+def _is_deeper(shallow: Candidate, deep: Candidate, graph: ObjectGraph) -> bool:
+    a, b = shallow.lead, deep.lead
+    if deeper(a.kind, b.kind) and (same_thread(a, b) or (a.focus and b.focus)):
+        return True
+    if (
+        deeper(a.kind, b.kind)
+        and b.subject is not None
+        and b.subject.kind == "Node"
+        and _runs_on(a, b.subject.name, graph)
+    ):
+        return True  # the node the subject's pods run on
+    if a.kind in _REACHING and deep.relation == links.LINKED and b.kind != K.CHANGE:
+        # the subject's failing call to a dependency, and a cause on that dependency
+        own = {a.subject.name.lower()} if a.subject is not None else set()
+        own |= {a.service.lower()} if a.service else set()
+        named = {
+            n for n in links.named_in(a) if n not in own and not any(o.startswith(n) for o in own)
+        }
+        return links.depends_on(b, named)
+    return False
+
+
+def start_of(f: Fact) -> datetime | None:
+    """When what a fact reports began: a slow operation is logged when it ends, so it began
+    its duration earlier."""
+    if f.time is None:
+        return None
+    p50 = f.detail.get("p50_ms")
+    if f.reason == "slow" and isinstance(p50, int | float) and p50 > 0:
+        return f.time - timedelta(milliseconds=float(p50))
+    return f.time
+
+
+def _began_first(deep: Candidate, shallow: Candidate, slack: float = 60.0) -> bool:
+    """Whether ``deep`` was already there when ``shallow`` began (a cause precedes its effect)."""
+    a, b = start_of(deep.lead), start_of(shallow.lead)
+    return a is not None and b is not None and a <= b + timedelta(seconds=slack)
+
+
+def link_chains(cands: list[Candidate], graph: ObjectGraph) -> None:
+    """Hang each cause under the deepest supported cause that explains it (transitively):
+    the deepest takes the best score of what it explains, the shallower ones are halved
+    and become its chain (how it reached the subject) or its support (same object)."""
+    parent: dict[int, Candidate] = {}
+    for cand in cands:
+        under = [
+            o
+            for o in cands
+            if o is not cand
+            and not o.superseded_by
+            and (o.supported or (cand.supported and _began_first(o, cand)))
+            and o.relation not in links.NOT_A_CAUSE
+            and _is_deeper(cand, o, graph)
+        ]
+        # two causes that could each explain the other: the one that began first is deeper
+        under = [
+            o for o in under if not _is_deeper(o, cand, graph) or _began_first(o, cand, slack=0)
+        ]
+        if under:
+            deep = max(under, key=lambda o: o.score)
+            deep.supported = True  # it explains a supported cause that began after it
+            parent[id(cand)] = deep
+
+    def top(c: Candidate) -> Candidate:
+        seen: set[int] = set()
+        while id(c) in parent and id(c) not in seen:
+            seen.add(id(c))
+            c = parent[id(c)]
+        return c
+
+    base = {id(c): c.score for c in cands}
+    for cand in cands:
+        if id(cand) not in parent:
+            continue
+        deep = top(cand)
+        if deep is cand:
+            continue  # causes that explain each other: neither is deeper
+        deep.score = round(max(deep.score, base[id(cand)] * 1.1), 3)
+        cand.score = round(base[id(cand)] * 0.5, 3)
+        if same_thread(cand.lead, deep.lead):
+            if cand.lead not in deep.support:
+                deep.support.append(cand.lead)  # the same object's shallower sign
+        elif cand.lead not in deep.chain:
+            deep.chain.append(cand.lead)  # how the deeper cause reached the subject
+        if cand.explains_subject and cand.explains is not None and not deep.explains_subject:
+            deep.reaches = deep.reaches or cand.explains

@@ -1,0 +1,137 @@
+"""How a fact relates to the subject of the question.
+
+``subject``: the fact is about the subject (its pod, workload, Service, Job), or about an
+object the subject's own facts name (the Secret its pod cannot find). ``linked``: about
+an object the subject depends on — the node a subject pod runs on, a dependency the
+subject's errors name, a Service or policy whose selector selects the subject's pods.
+``scope``: the question names no object (a namespace-wide question). ``impact``: another
+service failing *on* the subject (its error names the subject): the subject's downstream
+impact. ``unrelated``: about something else. Neither impact nor unrelated facts are ever
+the subject's root cause.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from opsmate.agent.observe.facts import Fact
+from opsmate.agent.observe.graph import ObjectGraph
+from opsmate.agent.subject import Subject
+
+SUBJECT, LINKED, SCOPE, IMPACT, UNRELATED = "subject", "linked", "scope", "impact", "unrelated"
+WEIGHT = {SUBJECT: 2.0, LINKED: 1.5, SCOPE: 1.0, IMPACT: 0.5, UNRELATED: 0.25}
+NOT_A_CAUSE = (IMPACT, UNRELATED)  # relations that never give the subject's root cause
+
+
+def _named(f: Fact) -> list[str]:
+    return f.names()
+
+
+_CLUSTER_DNS = re.compile(r"^(?:core-?dns|kube-?dns|node-local-dns)\b")
+
+
+def dependencies(facts: Iterable[Fact]) -> set[str]:
+    """Names the subject's own problem facts mention (``... connecting to redis``), with
+    host names also by their first label (``payment-service.shop.svc`` -> ``payment-service``);
+    ``@cluster-dns`` when the subject cannot resolve names."""
+    mine = [f for f in facts if f.focus and f.severity != "info"]
+    said = " ".join(f"{f.quote or ''} {f.message or ''} {f.statement}" for f in mine).lower()
+    out = set(re.findall(r"[a-z0-9][a-z0-9.-]{2,}", said))
+    for f in mine:
+        out.update(o.name.lower() for o in f.objects if o.kind in ("host", "app", "Service"))
+    out |= {w.split(".")[0].split(":")[0] for w in out if "." in w or ":" in w}
+    if any(is_dns_failure(f) for f in mine):
+        out.add(CLUSTER_DNS)
+    return out
+
+
+CLUSTER_DNS = "@cluster-dns"
+_DNS_TEXT = re.compile(
+    r"lookup \S+ on \S+:53|no such host|name resolution|could not resolve|resolve host"
+    r"|translate host name|nxdomain|server misbehaving|getaddrinfo|name or service not known",
+    re.I,
+)
+
+
+def is_dns_failure(f: Fact) -> bool:
+    """Whether a fact says a name could not be resolved."""
+    return f.reason == "dns" or bool(_DNS_TEXT.search(f"{f.message or ''} {f.quote or ''}"))
+
+
+def named_in(f: Fact) -> set[str]:
+    """The dependencies one fact names: its objects and host-like words of its text (also by
+    their first label), and the cluster DNS when it is a name-resolution failure."""
+    text = f"{f.quote or ''} {f.message or ''}".lower()
+    out = {o.name.lower() for o in f.objects}
+    out |= set(re.findall(r"[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)+(?::\d+)?", text))
+    out |= set(re.findall(r"[a-z0-9]+(?:-[a-z0-9]+)+", text))
+    out |= {w.split(".")[0].split(":")[0] for w in out if "." in w or ":" in w}
+    if is_dns_failure(f):
+        out.add(CLUSTER_DNS)
+    return out
+
+
+def is_cluster_dns(f: Fact) -> bool:
+    """Whether a fact is about the cluster's DNS servers (CoreDNS, kube-dns, NodeLocal DNS)."""
+    return any(_CLUSTER_DNS.match(n) for n in f.names())
+
+
+def depends_on(f: Fact, dependency_names: set[str]) -> bool:
+    """Whether ``f`` is about one of ``dependency_names`` (a dependency of the subject)."""
+    names = set(f.names())
+    if names & dependency_names:
+        return True
+    if any(n.startswith(d + "-") for n in names for d in dependency_names if len(d) >= 4):
+        return True
+    return CLUSTER_DNS in dependency_names and is_cluster_dns(f)
+
+
+def subject_aliases(subject: Subject, graph: ObjectGraph) -> set[str]:
+    """Other names the subject goes by: the image names of its pods (``redis`` for a
+    workload ``cache`` running ``redis:7``), so a consumer's "redis: timeout" names it."""
+    out: set[str] = set()
+    for p in graph.pods():
+        if not subject.matches(p.name):
+            continue
+        for c in p.containers:
+            base = (c.image or "").rsplit("/", 1)[-1].split(":")[0].split("@")[0].lower()
+            if len(base) >= 4:
+                out.add(base)
+    return out
+
+
+def mentions(f: Fact, words: set[str]) -> bool:
+    """Whether the fact's own text names one of ``words`` (as a word)."""
+    text = f"{f.quote or ''} {f.message or ''}".lower()
+    return any(re.search(rf"(?<![\w-]){re.escape(w)}(?![\w-])", text) for w in words)
+
+
+def relation(
+    f: Fact,
+    subject: Subject,
+    graph: ObjectGraph,
+    deps: set[str],
+    focus_services: list[str],
+    aliases: set[str] | None = None,
+) -> str:
+    """The relation of ``f`` to the subject (see module doc)."""
+    if subject.empty() and not focus_services:
+        return SCOPE if subject.in_namespace(_ns(f)) else UNRELATED
+    if f.focus or any(subject.matches(n) for n in _named(f)):
+        return SUBJECT
+    if aliases and mentions(f, aliases | set(subject.names)):
+        return IMPACT  # a consumer of the subject, failing on it: impact, not cause
+    # a node a subject pod runs on
+    if f.subject is not None and f.subject.kind == "Node":
+        for p in graph.pods():
+            if p.node == f.subject.name and subject.matches(p.name):
+                return LINKED
+    # a dependency the subject's errors name (a service, a host, the cluster DNS)
+    if depends_on(f, deps):
+        return LINKED
+    return UNRELATED
+
+
+def _ns(f: Fact) -> str | None:
+    return f.subject.namespace if f.subject else None

@@ -1,0 +1,1 @@
+"""observe: tool results -> typed records -> facts (typed observations)."""

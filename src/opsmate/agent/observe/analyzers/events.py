@@ -1,0 +1,106 @@
+"""Events: what the scheduler, the kubelet and the controllers reported.
+
+Every warning event (and a few normal ones that matter) is read by
+:func:`~opsmate.agent.observe.k8s_messages.read_message` into a fact kind with details.
+Events group by reason, the workload of the object and the message's signature — which
+keeps quoted names — so two pods missing two different Secrets are two facts, each
+quoting its own message, and fifty identical back-offs are one fact with a count.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from opsmate.agent.observe.context import ObserveContext
+from opsmate.agent.observe.facts import Fact, FactKind, ObjRef
+from opsmate.agent.observe.k8s_messages import read_message
+from opsmate.agent.observe.registry import for_tools
+from opsmate.agent.observe.text import clip, message_signature, span, workload_of
+from opsmate.agent.signals import looks_like_instruction, match_terms
+from opsmate.records.base import parse_list
+from opsmate.records.k8s import Event
+from opsmate.tools.base import ToolResult
+
+_NORMAL_THAT_MATTER = {"Killing", "SuccessfulDelete", "ScalingReplicaSet"}
+
+
+@for_tools("get_events")
+def events(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
+    """Facts from the warning events of a ``get_events`` answer."""
+    records, _ = parse_list(Event, result.data, "events", "items")
+    ctx.graph.add_events(records, ctx.eid)
+    groups: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    for e in records:
+        if e.type != "Warning" and e.reason not in _NORMAL_THAT_MATTER:
+            continue
+        msg = e.message or ""
+        if looks_like_instruction(msg):
+            ctx.notes.append(
+                f"{ctx.eid}: an event message contains text addressed to an assistant; ignored"
+            )
+            continue
+        obj_kind = e.object.kind or "object"
+        name = e.object.name or ""
+        group_name = workload_of(name) if obj_kind == "Pod" else name
+        key = (str(e.reason), obj_kind, str(group_name), message_signature(msg))
+        g = groups.setdefault(
+            key, {"events": [], "objects": [], "count": 0, "first": None, "last": None}
+        )
+        g["events"].append(e)
+        if name and name not in g["objects"]:
+            g["objects"].append(name)
+        g["count"] += max(e.count, 1)
+        first, last = e.first_timestamp, e.last_timestamp or e.first_timestamp
+        if first and (g["first"] is None or first < g["first"]):
+            g["first"] = first
+        if last and (g["last"] is None or last > g["last"]):
+            g["last"] = last
+    facts = []
+    for (reason, obj_kind, group_name, sig), g in groups.items():
+        facts.append(_fact(reason, obj_kind, group_name, sig, g, ctx))
+    return facts
+
+
+def _fact(
+    reason: str, obj_kind: str, group_name: str, sig: str, g: dict[str, Any], ctx: ObserveContext
+) -> Fact:
+    ev: Event = g["events"][0]
+    ns = ev.object.namespace or ev.namespace
+    msg = ev.message or ""
+    reading = read_message(reason, msg, ns)
+    kind = reading.kind if reading else FactKind.OBSERVATION
+    if reading is None and ev.type == "Warning":
+        kind = FactKind.OBSERVATION
+    severity = reading.severity if reading else ("warning" if ev.type == "Warning" else "info")
+    objs: list[str] = g["objects"]
+    shown = ", ".join(objs[:3]) + (" ..." if len(objs) > 3 else "")
+    count = g["count"]
+    statement = (
+        f"{count} {reason} event{'s' if count != 1 else ''} on {obj_kind} {shown}"
+        f"{span(g['first'], g['last'])}: {clip(msg, 300)}"
+    )
+    subject = ObjRef(kind=obj_kind, name=objs[0], namespace=ns) if objs else None
+    objects = [ObjRef(kind=obj_kind, name=o, namespace=ns) for o in objs[1:6]]
+    if reading:
+        objects += [ObjRef(kind=k, name=n, namespace=x) for k, n, x in reading.refs]
+    detail: dict[str, Any] = dict(reading.detail) if reading else {}
+    detail["objects"] = objs[:20]
+    return Fact(
+        key=f"event:{reason}:{obj_kind}:{ns}:{group_name}:{sig}",
+        statement=statement,
+        evidence=[ctx.eid],
+        kind=kind,
+        severity=severity,
+        service=group_name or None,
+        time=g["first"],
+        last_time=g["last"],
+        quote=f"{reason}: {clip(msg, 200)}",
+        terms=list(match_terms(f"{reason} {msg}"))[:20],
+        focus=ctx.is_focus(*objs, group_name),
+        count=count,
+        subject=subject,
+        objects=objects,
+        reason=reason,
+        message=msg,
+        detail=detail,
+    )

@@ -1,0 +1,466 @@
+"""Log results (log_stats, search_logs) as facts: errors, dependencies, configuration,
+exhausted resources, changes, latency and error rates.
+
+Reads ``log_stats`` through :class:`~opsmate.records.logs.LogStats`: every error-like
+template (the most frequent and the rarest alike; levels written or inferred from
+unleveled lines, an INFO template never) becomes a fact whose kind follows what the
+line says (:mod:`.logs_facts`), quoting the line, with its count, first / last time and
+its timing against the onset (``detail["before_onset"]``, ``["after_onset"]``,
+``["new"]``, ``["background"]``, ``["order"]``: the rank of its first appearance among
+the error templates, 0 the earliest). Templates that record a change (config reload,
+deploy, feature flag, failover, rebalance) are ``CHANGE`` facts. ``latency`` entries
+that are slow or shifted are ``LATENCY`` facts, and a slow dependency (a database call, a
+query, an upstream request) is also a ``DEPENDENCY_FAILURE`` naming it; ``status``
+entries with failed requests are ``ERROR_RATE`` facts naming the endpoint.
+
+``search_logs`` items are parsed the same way (:mod:`opsmate.tools.logparse`) and
+grouped by template.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from statistics import median
+from typing import Any
+
+from opsmate.agent.observe.analyzers.logs_facts import (
+    KIND_OF_SIGNAL,
+    make_fact,
+    onset_split,
+    pattern_key,
+    signal_statement,
+    stable_key,
+    target_ref,
+    timing_words,
+)
+from opsmate.agent.observe.context import ObserveContext
+from opsmate.agent.observe.facts import Fact, FactKind, ObjRef
+from opsmate.agent.observe.registry import for_tools
+from opsmate.agent.observe.text import hm
+from opsmate.records.base import parse_list, parse_one
+from opsmate.records.logs import (
+    Buckets,
+    GaugeStat,
+    LatencyStat,
+    LogGroup,
+    LogItem,
+    LogStats,
+    StatusStat,
+)
+from opsmate.tools.base import ToolResult
+from opsmate.tools.logparse import parse_record
+from opsmate.tools.logsignals import Signal, classify, hosts_in
+from opsmate.tools.logstats import example_text
+
+MAX_ERROR_FACTS = 10
+MAX_WARNING_FACTS = 3
+SLOW_P50_MS = 1000.0
+SLOW_P99_MS = 3000.0
+_DEPENDENCY_WORDS = re.compile(
+    r"\b(?:database|db|sql|query|queries|redis|cache|memcache\w*|upstream|downstream|"
+    r"dependency|backend|api call|http call|request to|call to|remote|external|grpc|kafka|"
+    r"rabbit\w*|queue|storage|s3|bucket|elasticsearch|mongo\w*|postgres\w*|mysql|ldap|"
+    r"payment gateway|gateway|procedure|promotions?)\b",
+    re.I,
+)
+
+
+def _error_like(g: LogGroup) -> bool:
+    return g.severity in ("error", "fatal") or bool(g.errors)
+
+
+def _group_fact(
+    g: LogGroup,
+    ctx: ObserveContext,
+    *,
+    scope_service: str | None,
+    buckets: Buckets | None,
+    order: int | None,
+    companions: list[tuple[LogGroup, list[str]]] | None = None,
+) -> Fact | None:
+    emitter = g.service or scope_service
+    origin = g.origin or scope_service
+    quote = g.example or g.pattern or ""
+    err = g.fields.get("error")
+    sig = classify(quote, err, g.fields.get("host"))
+    if not sig.kind and g.signal:  # the tool's reading of the template (same function)
+        sig = Signal(g.signal, g.reason, tuple(g.targets))
+    if sig.kind == "dependency" and not sig.targets and companions:
+        named = _companion_hosts(g, companions)
+        if named:
+            sig = Signal(sig.kind, sig.reason, tuple(named))
+    error_like = _error_like(g)
+    warn = g.severity == "warn"
+    kind = KIND_OF_SIGNAL.get(sig.kind)
+    if kind == FactKind.CHANGE:
+        severity = "warning" if (error_like or warn) else "info"
+    elif error_like:
+        kind = kind or FactKind.LOG_ERROR
+        severity = "error"
+    elif warn and kind is not None:
+        severity = "warning"
+    elif warn:
+        kind, severity = FactKind.LOG_WARNING, "warning"
+    else:
+        return None
+    who = emitter or "the logs"
+    count = g.errors if error_like and g.errors else g.count
+    split = onset_split(
+        onset=ctx.onset, count=g.count, first=g.first_seen, last=g.last_seen,
+        timeline=g.timeline, buckets=buckets,
+    )  # fmt: skip
+    statement = signal_statement(kind, who, sig, quote, count)
+    if g.inferred:
+        statement += " (an unleveled line; read as an error from its content)" if error_like else ""
+    statement += timing_words(split)
+    objects = [target_ref(t) for t in sig.targets[:3]] if kind != FactKind.CHANGE else []
+    if origin and origin != emitter:
+        objects.insert(0, ObjRef(kind="app", name=origin))
+    detail: dict[str, Any] = {
+        "pattern": g.pattern,
+        "levels": g.levels,
+        "count": g.count,
+        "source": "log_stats",
+        **split,
+    }
+    if g.levels_inferred:
+        detail["levels_inferred"] = g.levels_inferred
+    if g.fields:
+        detail["fields"] = dict(g.fields)
+    if sig.targets:
+        detail["targets"] = list(sig.targets)
+    if order is not None:
+        detail["order"] = order
+    if g.example_ref:
+        detail["example_ref"] = g.example_ref
+    return make_fact(
+        ctx,
+        kind=kind,
+        key=f"log:{kind.value}:{(emitter or '*').lower()}:"
+        f"{stable_key(pattern_key(quote), g.severity)}",
+        statement=statement,
+        quote=quote,
+        severity=severity,  # type: ignore[arg-type]
+        service=origin or emitter,
+        subject=ObjRef(kind="app", name=emitter) if emitter else None,
+        objects=objects,
+        count=count,
+        first=g.first_seen,
+        last=g.last_seen,
+        reason=sig.reason,
+        message=quote,
+        detail=detail,
+        focus_names=(origin, emitter),
+    )
+
+
+def _companion_hosts(g: LogGroup, companions: list[tuple[LogGroup, list[str]]]) -> list[str]:
+    """Hosts named by a line printed alongside each failure (same count, same span): a
+    "Target host: db, port: 5432" logged with every "Connection refused"."""
+    for c, hosts in companions:
+        close = abs(c.count - g.count) <= max(1, g.count // 5)
+        overlap = (
+            c.first_seen is not None
+            and g.first_seen is not None
+            and c.last_seen is not None
+            and g.last_seen is not None
+            and c.first_seen <= g.last_seen
+            and g.first_seen <= c.last_seen
+        )
+        if close and overlap and (c.service or "") == (g.service or ""):
+            return hosts[:2]
+    return []
+
+
+@for_tools("log_stats")
+def log_stats_facts(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
+    """Facts of a log_stats answer: error-like templates (top and rare), changes, warnings
+    with a signal, latency and error rates."""
+    stats = parse_one(LogStats, result.data)
+    if stats is None:
+        return []
+    scope_service = result.scope.get("service") or result.args.get("service")
+    groups = stats.groups()
+    errors = sorted(
+        (g for g in groups if _error_like(g)),
+        key=lambda g: (g.first_seen is None, g.first_seen or datetime.min, -g.count),
+    )
+    order = {id(g): i for i, g in enumerate(errors)}
+    companions = [
+        (g, hs) for g in groups if not _error_like(g) for hs in [hosts_in(g.example or "")] if hs
+    ]
+    facts: list[Fact] = []
+    kept_errors = sorted(errors, key=lambda g: g.errors or g.count)[:MAX_ERROR_FACTS]
+    for g in kept_errors:
+        f = _group_fact(g, ctx, scope_service=scope_service, buckets=stats.buckets,
+                        order=order[id(g)], companions=companions)  # fmt: skip
+        if f:
+            facts.append(f)
+    warnings = 0
+    for g in groups:
+        if _error_like(g):
+            continue
+        f = _group_fact(g, ctx, scope_service=scope_service, buckets=stats.buckets, order=None)
+        if f is None:
+            continue
+        if f.kind == FactKind.LOG_WARNING:
+            if warnings >= MAX_WARNING_FACTS or g.count < 2:
+                continue
+            warnings += 1
+        if f.kind == FactKind.CHANGE and g.count > 10:  # a periodic line is not a change
+            continue
+        facts.append(f)
+    for lat in stats.latency:
+        facts += _latency_facts(lat, ctx, scope_service, stats.buckets)
+    for st in stats.status:
+        f = _status_fact(st, ctx, scope_service, stats.buckets)
+        if f:
+            facts.append(f)
+    for gauge in stats.gauges:
+        f = _gauge_fact(gauge, ctx, scope_service)
+        if f:
+            facts.append(f)
+    return facts
+
+
+_MEMORY = re.compile(r"(?i)mem|heap|rss")
+
+
+def _gauge_fact(g: GaugeStat, ctx: ObserveContext, scope_service: str | None) -> Fact | None:
+    """A gauge that grows steadily (or reaches its limit): memory that leaks, a queue that
+    backs up, connections that pile up."""
+    if g.first is None or g.last is None or g.max is None or g.rising is None:
+        return None
+    grew = g.last >= 2 * max(g.first, 1e-9) and g.rising >= 0.8
+    at_limit = g.limit is not None and g.limit > 0 and g.max >= 0.9 * g.limit
+    if not (grew or at_limit):
+        return None
+    svc = g.service or scope_service
+    who = svc or "the logs"
+    name = g.field or "a gauge"
+    limit = f" of its limit {g.limit:g}" if g.limit is not None else ""
+    pct = f" ({100 * g.max / g.limit:.0f}%{limit})" if g.limit else ""
+    memory = bool(_MEMORY.search(name))
+    what = "a memory leak pattern" if memory and grew else "steady growth" if grew else ""
+    statement = f"{who}: {name} grew from {g.first:g} to {g.last:g}, peak {g.max:g}{pct}"
+    statement += f" over {g.count} records — {what}" if what else f" over {g.count} records"
+    detail = {k: v for k, v in g.dump().items() if k not in ("service",)}
+    detail["pattern"] = "leak" if memory and grew else "growth" if grew else "at_limit"
+    return make_fact(
+        ctx,
+        kind=FactKind.SATURATION,
+        key=f"log:gauge:{(svc or '*').lower()}:{name}",
+        statement=statement,
+        quote=f"{name} {g.first:g} -> {g.last:g}{pct}",
+        severity="error" if at_limit or (memory and grew) else "warning",
+        service=svc,
+        subject=ObjRef(kind="app", name=svc) if svc else None,
+        count=g.count,
+        first=g.first_seen,
+        last=g.last_seen,
+        reason="memory_growth" if memory else "growth",
+        message=statement,
+        detail=detail,
+    )
+
+
+def _fmt_ms(ms: float | None) -> str:
+    if ms is None:
+        return "?"
+    return f"{ms / 1000:.3g} s" if ms >= 1000 else f"{ms:.3g} ms"
+
+
+def _onset_medians(
+    values: list[float | None], buckets: Buckets | None, onset: datetime | None
+) -> tuple[float | None, float | None]:
+    if onset is None or not buckets or not buckets.from_ or not buckets.step_seconds:
+        return None, None
+    t0, step, cut = buckets.from_.timestamp(), float(buckets.step_seconds), onset.timestamp()
+    before = [v for i, v in enumerate(values) if v is not None and t0 + (i + 1) * step <= cut]
+    after = [v for i, v in enumerate(values) if v is not None and t0 + i * step >= cut]
+    return (median(before) if before else None), (median(after) if after else None)
+
+
+def _latency_facts(
+    lat: LatencyStat, ctx: ObserveContext, scope_service: str | None, buckets: Buckets | None
+) -> list[Fact]:
+    p50, p99 = lat.p50_ms or 0.0, lat.p99_ms or 0.0
+    before, after = _onset_medians(lat.timeline_p50_ms, buckets, ctx.onset)
+    shifted = lat.shift is not None and (lat.shift.after_p50_ms or 0) >= 2 * (
+        (lat.shift.before_p50_ms or 0) + 1
+    )
+    onset_up = before is not None and after is not None and after >= 2 * (before + 1)
+    if not (p50 >= SLOW_P50_MS or p99 >= SLOW_P99_MS or shifted or onset_up):
+        return []
+    svc = lat.service or scope_service
+    who = svc or "the logs"
+    key_text = lat.key or "?"
+    change = ""
+    if onset_up:
+        change = f"; median {_fmt_ms(before)} before the onset, {_fmt_ms(after)} after"
+    elif shifted and lat.shift is not None:
+        change = (
+            f"; median {_fmt_ms(lat.shift.before_p50_ms)} before {hm(lat.shift.at)}, "
+            f"{_fmt_ms(lat.shift.after_p50_ms)} after"
+        )
+    stats_words = f"p50 {_fmt_ms(lat.p50_ms)}, p99 {_fmt_ms(lat.p99_ms)} over {lat.count} records"
+    example = lat.example or key_text
+    detail: dict[str, Any] = {
+        "key": key_text,
+        "source": lat.source,
+        "p50_ms": lat.p50_ms,
+        "p99_ms": lat.p99_ms,
+        "max_ms": lat.max_ms,
+        "count": lat.count,
+    }
+    if before is not None or after is not None:
+        detail.update(before_onset_p50_ms=before, after_onset_p50_ms=after)
+    if lat.shift is not None:
+        detail["shift"] = lat.shift.dump()
+    subject = ObjRef(kind="app", name=svc) if svc else None
+    facts: list[Fact] = []
+    f = make_fact(
+        ctx,
+        kind=FactKind.LATENCY,
+        key=f"log:latency:{(svc or '*').lower()}:{stable_key(key_text)}",
+        statement=f'{who}: {key_text} takes {stats_words}{change}; slowest: "{example}"',
+        quote=example,
+        severity="warning",
+        service=svc,
+        subject=subject,
+        count=lat.count,
+        first=lat.first_seen,
+        last=lat.last_seen,
+        reason="slow",
+        message=example,
+        detail=detail,
+    )
+    if f:
+        facts.append(f)
+    dep = _DEPENDENCY_WORDS.search(f"{key_text} {example}")
+    endpoint = key_text.startswith(("GET ", "POST ", "PUT ", "DELETE ", "PATCH ", "/"))
+    if dep and not endpoint and classify(example).kind is None:  # a completion that took long
+        targets = hosts_in(example) or hosts_in(key_text)
+        named = targets[0] if targets else dep.group(0)
+        g = make_fact(
+            ctx,
+            kind=FactKind.DEPENDENCY_FAILURE,
+            key=f"log:slowdep:{(svc or '*').lower()}:{stable_key(key_text)}",
+            statement=(
+                f'{who} waits on a slow dependency ({named}): "{key_text}" takes '
+                f'{stats_words}{change}; slowest: "{example}"'
+            ),
+            quote=example,
+            severity="error",
+            service=svc,
+            subject=subject,
+            objects=[target_ref(t) for t in targets[:2]],
+            count=lat.count,
+            first=lat.first_seen,
+            last=lat.last_seen,
+            reason="slow",
+            message=example,
+            detail={**detail, "dependency": named},
+        )
+        if g:
+            facts.append(g)
+    return facts
+
+
+def _status_fact(
+    st: StatusStat, ctx: ObserveContext, scope_service: str | None, buckets: Buckets | None
+) -> Fact | None:
+    if not st.errors or (st.errors < 3 and (st.error_ratio or 0) < 0.05):
+        return None
+    svc = st.service or scope_service
+    who = svc or "the logs"
+    codes = ", ".join(f"{k}: {v}" for k, v in st.codes.items())
+    split = onset_split(
+        onset=ctx.onset, count=st.errors, first=st.first_error, last=st.last_error,
+        timeline=st.timeline_errors, buckets=buckets,
+    )  # fmt: skip
+    example = st.example or st.key or ""
+    statement = (
+        f"{who}: {st.errors} of {st.total} requests to {st.key} failed ({codes}); "
+        f'e.g. "{example}"{timing_words(split)}'
+    )
+    return make_fact(
+        ctx,
+        kind=FactKind.ERROR_RATE,
+        key=f"log:error_rate:{(svc or '*').lower()}:{stable_key(st.key)}",
+        statement=statement,
+        quote=example,
+        severity="error",
+        service=svc,
+        subject=ObjRef(kind="app", name=svc) if svc else None,
+        count=st.errors,
+        first=st.first_error,
+        last=st.last_error,
+        reason="failed requests",
+        message=example,
+        detail={"endpoint": st.key, "codes": dict(st.codes), "errors": st.errors,
+                "total": st.total, "error_ratio": st.error_ratio, **split},
+    )  # fmt: skip
+
+
+# --------------------------------------------------------------------------- search_logs
+
+
+@for_tools("search_logs")
+def search_logs_facts(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
+    """Facts of a search_logs page: its error-like (and signal-bearing warning) records,
+    grouped by template."""
+    items, _ = parse_list(LogItem, result.data, "items")
+    raw_items = [it for it in result.data.get("items") or [] if isinstance(it, dict)]
+    scope_service = result.scope.get("service") or result.args.get("service")
+    groups: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for item, raw in zip(items, raw_items, strict=False):
+        pl = parse_record(raw)
+        if item.level_inferred:
+            pl.inferred = True
+        if pl.level not in ("error", "fatal", "warn"):
+            continue
+        quote = example_text(pl)
+        svc = pl.service or item.service or scope_service
+        key = (str(svc), pl.level or "", pattern_key(pl.message or quote))
+        g = groups.setdefault(
+            key, {"quote": quote, "pl": pl, "count": 0, "first": None, "last": None,
+                  "svc": svc, "origin": item.service, "ref": item.ref},
+        )  # fmt: skip
+        g["count"] += 1
+        t = item.timestamp
+        if t is not None:
+            g["first"] = t if g["first"] is None or t < g["first"] else g["first"]
+            g["last"] = t if g["last"] is None or t > g["last"] else g["last"]
+    facts: list[Fact] = []
+    for (_, level, pkey), g in sorted(groups.items(), key=lambda kv: kv[1]["count"])[:8]:
+        pl = g["pl"]
+        group = LogGroup(
+            pattern=pkey,
+            count=g["count"],
+            severity=level,
+            errors=g["count"] if level in ("error", "fatal") else 0,
+            inferred=pl.inferred,
+            first_seen=g["first"],
+            last_seen=g["last"],
+            example=g["quote"],
+            example_ref=g["ref"],
+            service=g["svc"],
+            origin=g["origin"] if g["origin"] != g["svc"] else None,
+            fields={
+                k: v
+                for k, v in (
+                    ("error", pl.error),
+                    ("host", pl.host),
+                    ("endpoint", pl.endpoint),
+                    ("status", pl.status),
+                )
+                if v
+            },
+        )
+        f = _group_fact(group, ctx, scope_service=scope_service, buckets=None, order=None)
+        if f:
+            f.detail["source"] = "search_logs"
+            facts.append(f)
+    return facts

@@ -1,0 +1,198 @@
+"""Metrics and alerts: shifts, saturation, latency and error-rate series, firing alerts."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from opsmate.agent.observe.context import ObserveContext
+from opsmate.agent.observe.facts import Fact, FactKind, ObjRef
+from opsmate.agent.observe.registry import for_tools
+from opsmate.agent.observe.text import hm
+from opsmate.agent.signals import aggregate_shift, match_terms, metric_names, series_shift
+from opsmate.records.base import parse_list, parse_one
+from opsmate.records.metrics import Alert, MetricResult, Series
+from opsmate.tools.base import ToolResult
+
+_RATIO = re.compile(r"(?:^|[_\W])(?:ratio|utili[sz]ation|percent|pct)(?:$|[_\W])", re.I)
+_LATENCY = re.compile(r"latency|duration|response_time|_seconds_bucket|p99|p95", re.I)
+_ERRORS = re.compile(r"5\.\.|5xx|\b5\d\d\b|error|fail", re.I)
+_RESOURCE = re.compile(
+    r"throttl|cfs_|saturat|_in_use|pool|working_set|memory_usage|memory_rss|heap|gc_(?:pause|time)"
+    r"|open_fds|file_descriptors|filesystem_(?:avail|usage)|disk_usage|inodes|conntrack"
+    r"|queue_(?:size|length|depth)|backlog|maxclients|connected_clients|threads_(?:active|busy)",
+    re.I,
+)
+_PEER_LABELS = ("peer", "upstream", "remote", "target", "backend", "dependency", "destination")
+_SELECTOR = re.compile(r'\b(service|app|job|deployment|container)\s*=~?\s*"([^"]+)"')
+
+
+def _shift_kind(query: str, labels: dict[str, str], direction: str) -> FactKind:
+    """What a series that shifted shows: a dependency got slow (latency by peer), a resource
+    under pressure (throttling, pools, memory: a candidate cause), latency or errors (symptoms),
+    or a plain change."""
+    text = query + " " + " ".join(f"{k}={v}" for k, v in labels.items())
+    if _LATENCY.search(query):
+        if direction == "rose" and any(k in labels for k in _PEER_LABELS):
+            return FactKind.DEPENDENCY_FAILURE
+        return FactKind.LATENCY
+    if _ERRORS.search(text):
+        return FactKind.ERROR_RATE
+    if direction == "rose" and _RESOURCE.search(query):
+        return FactKind.SATURATION
+    return FactKind.METRIC_SHIFT
+
+
+def _app_of(query: str, labels: dict[str, str]) -> str | None:
+    """The service a series is about: its labels, else the query's selector."""
+    for key in ("service", "app", "job", "deployment", "container"):
+        if labels.get(key):
+            return labels[key]
+    m = _SELECTOR.search(query)
+    return m.group(2) if m and not any(ch in m.group(2) for ch in "|.*+") else None
+
+
+def _peer(labels: dict[str, str]) -> ObjRef | None:
+    for k in _PEER_LABELS:
+        if labels.get(k):
+            return ObjRef(kind="host" if "." in labels[k] else "app", name=labels[k])
+    return None
+
+
+def _raw(s: Series) -> dict[str, Any]:
+    return s.model_dump(mode="json", by_alias=True)
+
+
+@for_tools("query_metrics")
+def metrics(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
+    res = parse_one(MetricResult, result.data) or MetricResult()
+    query = res.query or str(result.args.get("query") or "")
+    names = metric_names(query)
+    label = res.description or (names[0] if names else query[:80])
+    quoted = query.split('"')[1::2]
+    ratio_like = "/" in query or bool(_RATIO.search(query))
+    facts: list[Fact] = []
+    shifted = False
+    for s in res.series[:12]:
+        lbl = ",".join(f"{k}={v}" for k, v in s.labels.items())
+        what = f"{label}{' {' + lbl + '}' if lbl else ''}"
+        mx = s.max.value if s.max else None
+        last = s.last.value if s.last else None
+        terms = {**match_terms(" ".join(names)), **match_terms(" ".join(s.labels.values()))}
+        focus = ctx.is_focus(*s.labels.values(), *quoted)
+        app = _app_of(query, s.labels)
+        subject = ObjRef(kind="app", name=app) if app else None
+        if ratio_like and mx is not None and last is not None:
+            top = 1.0 if mx <= 1.5 else 100.0
+            in_range = mx <= 1.01 if top == 1.0 else mx <= 100.5
+            if in_range and mx >= 0.99 * top and last >= 0.95 * top:
+                facts.append(
+                    Fact(
+                        key=f"metric:{query}:{lbl}:pinned",
+                        kind=FactKind.SATURATION,
+                        severity="error",
+                        statement=f"{what} is pinned at its maximum ({last}; max {mx} "
+                        f"at {hm(s.max.time if s.max else None)})",
+                        evidence=[ctx.eid],
+                        time=s.max.time if s.max else None,
+                        quote=f"{what} at {last}",
+                        terms=list(terms)[:20],
+                        focus=focus,
+                        subject=subject,
+                        detail={"query": query, "labels": s.labels, "max": mx, "last": last},
+                    )
+                )
+                continue
+        shift = series_shift(_raw(s))
+        if shift is None:
+            continue
+        shifted = True
+        text = (
+            f"{what} {shift['direction']} from {shift['before']} to {shift['after']} "
+            f"at {str(shift['time'])[11:19]}"
+        )
+        kind = _shift_kind(query, s.labels, shift["direction"])
+        peer = _peer(s.labels)
+        facts.append(
+            Fact(
+                key=f"metric:{query}:{lbl}",
+                statement=f"{text} (max {mx})",
+                evidence=[ctx.eid],
+                kind=kind,
+                severity="warning",
+                service=app,
+                time=_when(shift["time"]),
+                quote=text,
+                terms=list(terms)[:20],
+                focus=focus,
+                subject=subject,
+                objects=[peer] if peer and kind == FactKind.DEPENDENCY_FAILURE else [],
+                reason="slow" if kind == FactKind.DEPENDENCY_FAILURE else None,
+                detail={"query": query, "labels": s.labels, **shift},
+            )
+        )
+    if not shifted and len(res.series) > 1:
+        agg = aggregate_shift([_raw(s) for s in res.series])
+        if agg is not None:
+            what = f"{label} (mean of {len(res.series)} series)"
+            text = (
+                f"{what} {agg['direction']} from {agg['before']} to {agg['after']} "
+                f"at {str(agg['time'])[11:19]}"
+            )
+            values = [v for s in res.series for v in s.labels.values()]
+            app = _app_of(query, {})
+            facts.append(
+                Fact(
+                    key=f"metric:{query}:*",
+                    statement=f"{text} (max {agg['max']})",
+                    evidence=[ctx.eid],
+                    service=app,
+                    subject=ObjRef(kind="app", name=app) if app else None,
+                    kind=_shift_kind(query, {}, agg["direction"]),
+                    severity="warning",
+                    time=_when(agg["time"]),
+                    quote=text,
+                    terms=list(match_terms(" ".join(names)))[:20],
+                    focus=ctx.is_focus(*values, *quoted),
+                    detail={"query": query, **agg},
+                )
+            )
+    return facts
+
+
+def _when(value: Any) -> Any:
+    from opsmate.agent.signals import to_time
+
+    return to_time(value)
+
+
+@for_tools("list_alerts")
+def alerts(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
+    records, _ = parse_list(Alert, result.data, "alerts", "items")
+    facts = []
+    for a in records:
+        name = a.name or a.labels.get("alertname")
+        if not name or (a.state or "firing").lower() not in ("firing", "pending"):
+            continue
+        app = a.labels.get("service") or a.labels.get("app") or a.labels.get("job")
+        summary = a.annotations.get("summary") or a.annotations.get("description") or ""
+        facts.append(
+            Fact(
+                key=f"alert:{name}",
+                statement=f"alert {name} is {a.state} since {hm(a.active_at)} ({a.labels})"
+                + (f": {summary[:200]}" if summary else ""),
+                evidence=[ctx.eid],
+                kind=FactKind.ALERT,
+                severity="warning",
+                service=app,
+                time=a.active_at,
+                quote=str(name),
+                terms=[str(name).lower()],
+                focus=ctx.is_focus(app, a.labels.get("pod"), a.labels.get("deployment")),
+                subject=ObjRef(kind="app", name=app) if app else None,
+                reason=str(name),
+                message=summary or None,
+                detail={"labels": a.labels},
+            )
+        )
+    return facts

@@ -1,0 +1,136 @@
+"""Rollouts: a recent change of a Deployment (new image or new configuration), or none,
+and replicas that are not available."""
+
+from __future__ import annotations
+
+from opsmate.agent.observe.context import ObserveContext
+from opsmate.agent.observe.facts import Fact, FactKind, ObjRef
+from opsmate.agent.observe.k8s_messages import read_message
+from opsmate.agent.observe.registry import for_tools
+from opsmate.agent.observe.text import clip, hm
+from opsmate.agent.signals import match_terms
+from opsmate.records.base import parse_one
+from opsmate.records.k8s import Rollout
+from opsmate.tools.base import ToolResult
+
+
+@for_tools("rollout_history")
+def rollouts(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
+    ro = parse_one(Rollout, result.data)
+    if ro is None:
+        return []
+    name = ro.name or str(result.args.get("name") or "")
+    if name:
+        ro.name = name
+        ctx.graph.add("Deployment", ro, ctx.eid, ro.namespace or result.args.get("namespace"))
+    facts: list[Fact] = []
+    subject = ObjRef(kind="Deployment", name=name, namespace=ro.namespace)
+    cur = ro.current()
+    if cur is not None:
+        prev = [r for r in ro.revisions if r is not cur and (r.revision or 0) < (cur.revision or 0)]
+        before = prev[-1] if prev else None
+        images = ", ".join(cur.images)
+        changed = ""
+        if before and before.images != cur.images:
+            changed = f" (image {', '.join(before.images)} -> {images})"
+        elif before:
+            changed = " (same image as before: a configuration change)"
+        if cur.changes:
+            changed += ": " + "; ".join(cur.changes[:4])
+        quote = f"revision {cur.revision} of {name} at {hm(cur.created)}{changed}"
+        if cur.change_cause:
+            quote += f", change cause: {cur.change_cause}"
+        recent = cur.created is not None and ctx.in_window(cur.created, slack_minutes=120)
+        if before is None and recent and (cur.revision or 1) <= 1:
+            # the first revision: the deployment was created, nothing changed
+            facts.append(
+                Fact(
+                    key=f"rollout:{name}:{cur.revision}",
+                    statement=f"deployment {name} was created at {hm(cur.created)} "
+                    f"(revision {cur.revision}, image {images or 'not recorded'})",
+                    evidence=[ctx.eid],
+                    kind=FactKind.OBSERVATION,
+                    severity="info",
+                    service=name,
+                    time=cur.created,
+                    focus=ctx.is_focus(name),
+                    subject=subject,
+                    detail={"created": True, "images": cur.images},
+                )
+            )
+            cur = None
+    if cur is not None:
+        facts.append(
+            Fact(
+                key=f"rollout:{name}:{cur.revision}",
+                statement=(
+                    f"deployment {name} rolled out {quote}"
+                    if recent
+                    else f"no recent rollout of {name}: current revision {cur.revision} "
+                    f"dates from {cur.created.isoformat() if cur.created else '?'}"
+                ),
+                evidence=[ctx.eid],
+                kind=FactKind.CHANGE if recent else FactKind.NO_CHANGE,
+                severity="info",
+                service=name,
+                time=cur.created,
+                quote=quote,
+                terms=list(match_terms(f"{cur.change_cause or ''} {images} {cur.changes}"))[:20],
+                focus=ctx.is_focus(name),
+                subject=subject,
+                detail={
+                    "change": "rollout",
+                    "revision": cur.revision,
+                    "images": cur.images,
+                    "previous_images": before.images if before else [],
+                    "change_cause": cur.change_cause,
+                    "template_changes": cur.changes,
+                },
+            )
+        )
+    rep = ro.replicas
+    if rep is not None and rep.desired and (rep.unavailable or rep.ready < rep.desired):
+        missing = rep.unavailable or (rep.desired - rep.ready)
+        facts.append(
+            Fact(
+                key=f"rollout:{name}:unavailable",
+                statement=f"deployment {name} has {rep.ready} of {rep.desired} replicas ready "
+                f"({missing} unavailable)",
+                evidence=[ctx.eid],
+                kind=FactKind.NOT_READY,
+                severity="warning",
+                service=name,
+                focus=ctx.is_focus(name),
+                subject=subject,
+                reason="ReplicasUnavailable",
+                detail={"desired": rep.desired, "ready": rep.ready, "unavailable": missing},
+            )
+        )
+    for c in ro.conditions:
+        if c.status != "False" and c.type != "ReplicaFailure":
+            continue
+        reading = read_message(c.reason, c.message, ro.namespace)
+        kind = reading.kind if reading else FactKind.OBSERVATION
+        facts.append(
+            Fact(
+                key=f"rollout:{name}:cond:{c.type}:{c.reason}",
+                statement=f"deployment {name} condition {c.type}={c.status} ({c.reason}): "
+                f"{clip(c.message, 300)}",
+                evidence=[ctx.eid],
+                kind=kind,
+                severity="error" if reading else "warning",
+                service=name,
+                time=c.last_transition_time,
+                quote=f"{c.reason}: {clip(c.message, 200)}",
+                terms=list(match_terms(f"{c.reason} {c.message}"))[:20],
+                focus=ctx.is_focus(name),
+                subject=subject,
+                objects=[ObjRef(kind=k, name=n, namespace=x) for k, n, x in reading.refs]
+                if reading
+                else [],
+                reason=c.reason,
+                message=c.message,
+                detail=dict(reading.detail) if reading else {},
+            )
+        )
+    return facts

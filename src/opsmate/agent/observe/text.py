@@ -1,0 +1,67 @@
+"""Small text helpers for analyzers: event/message signatures, short times, quoting."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+_VOLATILE = (
+    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"), "<uuid>"),
+    (
+        re.compile(
+            r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d\d:?\d\d)?"
+        ),
+        "<ts>",
+    ),
+    (re.compile(r"\([0-9a-f]{8}-?[0-9a-f-]{4,}\)"), "(<uid>)"),
+    (re.compile(r"(?<=[a-z0-9])-[a-z0-9]{8,10}-[a-z0-9]{5}(?![a-z0-9])"), "-<pod>"),
+    (re.compile(r"(?<=[a-z0-9])-[a-z0-9]{5}(?=[\"'\s/:_(]|$)"), "-<id>"),
+    (re.compile(r"\b(?:\d+(?:\.\d+)?(?:h|m|s|ms))+\b"), "<dur>"),
+    (re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}(?::\d{1,5})?\b"), "<ip>"),
+    (re.compile(r"\b\d+(?:\.\d+)?(?:ms|s|m|h|µs|us|ns)\b"), "<dur>"),
+    (re.compile(r"(?<![A-Za-z])\d+(?![A-Za-z])"), "<n>"),
+)
+
+
+def message_signature(message: str | None) -> str:
+    """A grouping key for a message that keeps names (quoted values, object names) and masks
+    what varies between occurrences of the same problem (times, ids, numbers, pod suffixes)."""
+    text = (message or "").strip().splitlines()[0] if (message or "").strip() else ""
+    for pat, repl in _VOLATILE:
+        text = pat.sub(repl, text)
+    return re.sub(r"\s+", " ", text).strip().lower()[:240]
+
+
+def hm(t: datetime | None) -> str:
+    """``10:01:53`` of a time (empty when unknown)."""
+    return t.strftime("%H:%M:%S") if t else ""
+
+
+def span(first: datetime | None, last: datetime | None) -> str:
+    """`` between 10:01 and 10:05`` / `` at 10:01`` / empty."""
+    a, b = hm(first), hm(last)
+    if a and b and a != b:
+        return f" between {a} and {b}"
+    return f" at {a}" if a else ""
+
+
+def clip(text: str | None, limit: int = 300) -> str:
+    """``text`` on one line, at most ``limit`` characters (cut at a space, with an ellipsis)."""
+    s = re.sub(r"\s+", " ", text or "").strip()
+    if len(s) <= limit:
+        return s
+    cut = s[:limit]
+    sp = cut.rfind(" ")
+    return (cut[:sp] if sp > limit // 2 else cut) + " …"
+
+
+_POD_SUFFIX = re.compile(r"-(?:[a-z0-9]{8,10}-[a-z0-9]{5}|[a-z0-9]{5}|\d+)$")
+
+
+def workload_of(pod_name: str | None) -> str | None:
+    """The workload a pod name belongs to: ``web-7d9f8c6b5-x2x1q`` -> ``web``;
+    ``job-abc12`` -> ``job``; ``db-0`` -> ``db``."""
+    if not pod_name:
+        return None
+    base = _POD_SUFFIX.sub("", pod_name)
+    return base or pod_name

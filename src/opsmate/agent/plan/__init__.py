@@ -1,0 +1,1 @@
+"""plan: which read-only check to make next (rule registry, tiers, the queue)."""

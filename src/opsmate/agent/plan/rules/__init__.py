@@ -1,0 +1,1 @@
+"""Rule families, one module each; every module registers its rules on import."""

@@ -1,0 +1,64 @@
+"""Rules about changes: what changed in a workload that fails or was just rolled.
+
+- a workload whose logs or pods show a failure: its rollout history (did it change?);
+- a Deployment that scaled a new ReplicaSet up (a rollout seen in the events): what the
+  new revision changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from opsmate.agent.observe.facts import Fact
+from opsmate.agent.observe.facts import FactKind as K
+from opsmate.agent.plan.registry import Check, RuleContext, fact_rule
+from opsmate.agent.plan.tiers import Tier
+
+_FAILING = (
+    K.LOG_ERROR,
+    K.CONFIG_ERROR,
+    K.DEPENDENCY_FAILURE,
+    K.SATURATION,
+    K.CRASH_LOOP,
+    K.CONTAINER_EXIT,
+    K.ERROR_RATE,
+)
+
+
+@fact_rule("rollout_of_failing_workload", Tier.EXPLAIN, *_FAILING)
+def rollout_of_failing_workload(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
+    """A workload that fails (the subject's, or any when the question names none): did it
+    change just before? Its rollout history."""
+    if "rollout_history" not in ctx.tools or not fact.service or fact.severity == "info":
+        return []
+    if ctx.subject.names and not fact.focus:
+        return []
+    ns = fact.subject.namespace if fact.subject is not None else None
+    return [
+        Check(
+            "rollout_history",
+            {"name": fact.service, **ctx.ns(ns)},
+            f"{fact.service} fails: did it change just before?",
+        )
+    ]
+
+
+@fact_rule("rollout_seen_in_events", Tier.EXPLAIN, K.OBSERVATION)
+def rollout_seen_in_events(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
+    """A Deployment scaled a new ReplicaSet up: what that revision changed."""
+    if "rollout_history" not in ctx.tools or fact.reason != "ScalingReplicaSet":
+        return []
+    if fact.subject is None or fact.subject.kind != "Deployment":
+        return []
+    if "scaled up" not in (fact.message or "").lower():
+        return []
+    if ctx.subject.names and not fact.focus:
+        return []
+    name = fact.subject.name
+    return [
+        Check(
+            "rollout_history",
+            {"name": name, **ctx.ns(fact.subject.namespace)},
+            f"Deployment {name} rolled a new ReplicaSet out: what changed",
+        )
+    ]

@@ -1,0 +1,397 @@
+"""Rules that follow the references between Kubernetes objects, from the subject outwards.
+
+The next object read is the one the evidence points at. Objects whose absence would be
+the cause are read as *lists* of their kind (a Secret list of the namespace, the
+StorageClasses): a list that answers proves what is missing, whatever the name.
+
+- ``pod_references`` (FOLLOW): a pod that is not healthy -> the Secrets, ConfigMaps and
+  claims it refers to (lists of those kinds in its namespace), its ServiceAccount
+  (EXPLAIN) and its owner (EXPLAIN: the template, the controller's conditions);
+- ``subject_objects`` (FOLLOW): the question names an object of a readable kind (a Job,
+  an Ingress, a Service, an HPA ...) -> that object; hosts -> the Ingresses;
+- ``service_neighbours`` (EXPLAIN): a Service the question or a finding names -> the pods
+  of its namespace when not listed yet (its Endpoints when pods cannot be listed);
+- ``ingress_references`` (FOLLOW): an Ingress -> the IngressClasses and its backend Services;
+- ``claim_references`` (FOLLOW): a pending claim -> the StorageClasses and its volume;
+- ``workload_references`` (EXPLAIN): a workload short of replicas -> the namespace's
+  ResourceQuotas and LimitRanges, its claim templates' StorageClasses; an HPA -> its target;
+- ``dependency_service`` (FOLLOW / EXPLAIN): a connection failure to a host that is a
+  Service name -> that Service and the namespace's NetworkPolicies;
+- ``quota_objects`` (FOLLOW): a quota or LimitRange refusal -> the quotas, LimitRanges
+  and the refused workload's template;
+- ``reference_proof`` (FOLLOW): the kubelet says an object is missing -> the list of
+  that kind that proves it;
+
+The rules for a ServiceAccount refused by the API server (its bindings and roles) are in
+:mod:`opsmate.agent.plan.rules.k8s_access`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from opsmate.agent.observe.facts import Fact
+from opsmate.agent.observe.facts import FactKind as K
+from opsmate.agent.plan.registry import Check, RuleContext, fact_rule, result_rule
+from opsmate.agent.plan.tiers import Tier
+from opsmate.records.base import parse_list
+from opsmate.records.k8s import Pod
+from opsmate.records.k8s_objects import (
+    HorizontalPodAutoscaler,
+    Ingress,
+    PersistentVolumeClaim,
+    Service,
+    Workload,
+    parse_objects,
+)
+from opsmate.tools.base import ToolResult
+from opsmate.tools.k8s_kinds import KINDS
+
+MAX_PODS = 3  # unhealthy pods whose references are followed per answer
+_OBJECT_KINDS = {
+    "ConfigMap",
+    "Secret",
+    "PersistentVolumeClaim",
+    "ServiceAccount",
+    "StorageClass",
+    "IngressClass",
+    "Service",
+    "PersistentVolume",
+}
+SA_USER = re.compile(r"^system:serviceaccount:([^:]+):([^:]+)$")
+_LABEL = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
+_TLDS = {
+    "com",
+    "net",
+    "org",
+    "io",
+    "dev",
+    "app",
+    "co",
+    "cloud",
+    "local",
+    "internal",
+    "info",
+    "biz",
+    "us",
+    "uk",
+    "de",
+    "cn",
+    "jp",
+    "fr",
+    "eu",
+    "ai",
+}
+
+
+def list_check(ctx: RuleContext, kind: str, ns: str | None, reason: str) -> Check | None:
+    if "list_objects" not in ctx.tools:
+        return None
+    args: dict[str, Any] = {"kind": kind}
+    if KINDS[kind].namespaced:
+        args.update(ctx.ns(ns))
+        if ctx.graph.listed(kind, args.get("namespace")):
+            return None  # already proven complete
+    elif ctx.graph.listed(kind):
+        return None
+    return Check("list_objects", args, reason)
+
+
+def get_check(
+    ctx: RuleContext, kind: str, name: str | None, ns: str | None, reason: str
+) -> Check | None:
+    if "get_object" not in ctx.tools or not name or kind not in KINDS:
+        return None
+    if ctx.graph.get(kind, ns, name) is not None:
+        return None
+    args: dict[str, Any] = {"kind": kind, "name": name}
+    if KINDS[kind].namespaced:
+        args.update(ctx.ns(ns))
+    return Check("get_object", args, reason)
+
+
+def keep_checks(checks: Iterable[Check | None]) -> list[Check]:
+    out: list[Check] = []
+    for c in checks:
+        if c is not None and c not in out:
+            out.append(c)
+    return out
+
+
+def _unhealthy(p: Pod) -> bool:
+    if p.phase in ("Pending", "Failed", "Unknown") or p.reason:
+        return True
+    for c in p.all_containers():
+        if c.state == "waiting" or (c.state == "terminated" and (c.exit_code or 0) != 0):
+            return True
+        if not c.init and not c.ready:
+            return True
+    return False
+
+
+def _owner(p: Pod) -> str | None:
+    owner = p.owner_ref()
+    return owner.name if owner else None
+
+
+def _pods(result: ToolResult) -> list[Pod]:
+    data = result.data if isinstance(result.data, dict) else {}
+    if result.tool in ("list_objects", "get_object") and data.get("kind") != "Pod":
+        return []
+    return parse_list(Pod, data, "pods", "items")[0]
+
+
+@result_rule("pod_references", Tier.FOLLOW, "list_pods", "list_objects", "get_object")
+def pod_references(result: ToolResult, ctx: RuleContext) -> Iterable[Check]:
+    """Unhealthy pods (the subject's first): what they refer to, their owner."""
+    pods = [p for p in _pods(result) if p.name and _unhealthy(p)]
+    if ctx.subject.names:
+        mine = [p for p in pods if ctx.subject.matches(p.name) or ctx.subject.matches(_owner(p))]
+        pods = mine or pods
+    out: list[Check | None] = []
+    for p in pods[:MAX_PODS]:
+        ns = p.namespace
+        why = f"pod {p.name} is not healthy"
+        kinds: set[str | None] = {v.type for v in p.volumes}
+        for c in p.all_containers():
+            kinds |= {e.source for e in c.env} | {e.source for e in c.env_from}
+        if "secret" in kinds or p.image_pull_secrets:
+            out.append(list_check(ctx, "Secret", ns, f"{why}: do the Secrets it uses exist?"))
+        if {"configMap", "configmap"} & kinds:
+            out.append(
+                list_check(ctx, "ConfigMap", ns, f"{why}: do its ConfigMaps and keys exist?")
+            )
+        if "persistentVolumeClaim" in kinds:
+            out.append(
+                list_check(ctx, "PersistentVolumeClaim", ns, f"{why}: are its claims bound?")
+            )
+        owner = p.owner_ref()
+        if owner and owner.kind in KINDS and owner.kind != "Node":
+            out.append(get_check(ctx, owner.kind, owner.name, ns, f"{why}: its owner {owner.kind}"))
+        if p.service_account and p.service_account != "default" and p.phase == "Pending":
+            out.append(
+                list_check(ctx, "ServiceAccount", ns, f"{why}: does its ServiceAccount exist?")
+            )
+    return keep_checks(out)
+
+
+@result_rule("subject_objects", Tier.FOLLOW, "list_pods")
+def subject_objects(result: ToolResult, ctx: RuleContext) -> Iterable[Check]:
+    """The objects the question names (beyond pods and nodes), and the Ingresses when it
+    names a host."""
+    s = ctx.subject
+    out: list[Check | None] = []
+    if s.kind and s.kind in KINDS and s.kind not in ("Pod", "Node") and s.names:
+        name = s.names[0]  # the kind word goes with the first name the question gives
+        out.append(
+            get_check(ctx, s.kind, name, s.namespace, f"the question is about {s.kind} {name}")
+        )
+    if s.hosts:
+        out.append(list_check(ctx, "Ingress", s.namespace, f"the question names host {s.hosts[0]}"))
+    return keep_checks(out)
+
+
+def records_of(result: ToolResult, model: type[Any]) -> list[Any]:
+    if result.error is not None:
+        return []
+    _, records = parse_objects(result.data)
+    return [r for r in records if isinstance(r, model)]
+
+
+def _wanted(svc: Service, ctx: RuleContext) -> bool:
+    """A Service the question or a finding names (by name or ClusterIP)."""
+    if ctx.subject.matches(svc.name):
+        return True
+    keys = {str(svc.name).lower(), str(svc.cluster_ip or "").lower()} - {"", "none"}
+    for f in ctx.facts:
+        named = {o.name.lower() for o in f.objects} | {str(v).lower() for v in f.detail.values()
+                                                       if isinstance(v, str)}  # fmt: skip
+        if keys & named or any(k in (f.message or "").lower() for k in keys if len(k) > 3):
+            return True
+    return False
+
+
+@result_rule("service_neighbours", Tier.EXPLAIN, "list_objects", "get_object")
+def service_neighbours(result: ToolResult, ctx: RuleContext) -> Iterable[Check]:
+    """A Service the question or a finding names: the pods its selector is matched against
+    (its Endpoints when pods cannot be listed)."""
+    out: list[Check | None] = []
+    for svc in [s for s in records_of(result, Service) if s.selector and _wanted(s, ctx)][:2]:
+        ns = svc.namespace
+        if "list_pods" in ctx.tools:
+            if not ctx.graph.listed("Pod", ns):
+                out.append(
+                    Check(
+                        "list_pods",
+                        ctx.ns(ns),
+                        f"Service {svc.name}: the pods its selector matches",
+                    )
+                )
+        else:
+            out.append(
+                get_check(ctx, "Endpoints", svc.name, ns, f"Service {svc.name}: its endpoints")
+            )
+    return keep_checks(out)
+
+
+@result_rule("ingress_references", Tier.FOLLOW, "list_objects", "get_object")
+def ingress_references(result: ToolResult, ctx: RuleContext) -> Iterable[Check]:
+    """An Ingress: the IngressClasses and the Services it routes to."""
+    out: list[Check | None] = []
+    for ing in records_of(result, Ingress)[:3]:
+        out.append(
+            list_check(ctx, "IngressClass", None, f"Ingress {ing.name}: does its class exist?")
+        )
+        if ing.services():
+            out.append(
+                list_check(ctx, "Service", ing.namespace, f"Ingress {ing.name}: its backends")
+            )
+    return keep_checks(out)
+
+
+@result_rule("claim_references", Tier.FOLLOW, "list_objects", "get_object")
+def claim_references(result: ToolResult, ctx: RuleContext) -> Iterable[Check]:
+    """A claim that is not bound: the StorageClasses, and the volume it names."""
+    out: list[Check | None] = []
+    for pvc in records_of(result, PersistentVolumeClaim):
+        if pvc.phase == "Bound":
+            continue
+        out.append(
+            list_check(ctx, "StorageClass", None, f"claim {pvc.name} is {pvc.phase}: its class")
+        )
+        if pvc.volume_name:
+            out.append(
+                get_check(
+                    ctx, "PersistentVolume", pvc.volume_name, None, f"claim {pvc.name}: its volume"
+                )
+            )
+    return keep_checks(out)
+
+
+@result_rule("workload_references", Tier.EXPLAIN, "list_objects", "get_object")
+def workload_references(result: ToolResult, ctx: RuleContext) -> Iterable[Check]:
+    """A workload short of replicas: the quotas and LimitRanges that may refuse its pods,
+    its claim templates' classes; an HPA: its target (requests, replicas)."""
+    out: list[Check | None] = []
+    for w in records_of(result, Workload)[:3]:
+        if (w.replicas.desired or 0) > (w.replicas.current or 0):
+            why = f"{w.kind} {w.name} has fewer pods than desired"
+            out.append(
+                list_check(ctx, "ResourceQuota", w.namespace, f"{why}: its namespace's quotas")
+            )
+            out.append(
+                list_check(ctx, "LimitRange", w.namespace, f"{why}: its namespace's LimitRanges")
+            )
+        if any(t.storage_class for t in w.volume_claim_templates):
+            out.append(
+                list_check(
+                    ctx, "StorageClass", None, f"{w.kind} {w.name}: its claim templates' class"
+                )
+            )
+    for h in records_of(result, HorizontalPodAutoscaler)[:3]:
+        if h.target.kind and h.target.name:
+            out.append(
+                get_check(
+                    ctx, h.target.kind, h.target.name, h.namespace, f"HPA {h.name}: its target"
+                )
+            )
+    return keep_checks(out)
+
+
+def service_host(host: str) -> tuple[str, str | None] | None:
+    """``(service, namespace)`` when ``host`` reads as a Service's DNS name (``backend``,
+    ``backend.shop``, ``backend.shop.svc[.cluster.local]``, with or without port/scheme)."""
+    host = host.split("://", 1)[-1].split("/", 1)[0].rsplit("@", 1)[-1]
+    host = re.sub(r":\d+$", "", host).lower().strip(".")
+    parts = host.split(".")
+    if not all(_LABEL.fullmatch(p) for p in parts) or parts[-1].isdigit():
+        return None
+    if len(parts) == 1:
+        return parts[0], None
+    if len(parts) == 2 and parts[1] not in _TLDS:
+        return parts[0], parts[1]
+    if len(parts) >= 3 and parts[2] == "svc":
+        return parts[0], parts[1]
+    return None
+
+
+_IPV4 = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?$")
+
+
+def _service_hosts(fact: Fact) -> list[tuple[str, str | None]]:
+    """(service, namespace) for each dependency of a fact that reads as a Service (a bare
+    IP may be a Service's ClusterIP: ``("", None)``)."""
+    skip = fact.subject.key() if fact.subject else None
+    cands = [
+        o.name for o in fact.objects if o.kind in ("host", "Service", "app") and o.key() != skip
+    ]
+    cands += [str(fact.detail[k]) for k in ("host", "dependency", "target") if fact.detail.get(k)]
+    out: list[tuple[str, str | None]] = []
+    for c in cands:
+        pair = (
+            ("", None) if _IPV4.match(c.split("://", 1)[-1].split("/", 1)[0]) else service_host(c)
+        )
+        if pair and pair not in out:
+            out.append(pair)
+    return out[:2]
+
+
+@fact_rule("dependency_service", Tier.FOLLOW, K.DEPENDENCY_FAILURE)
+def dependency_service(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
+    """A connection failure to a host that is a Service name (or a ClusterIP): the
+    namespace's Services and NetworkPolicies."""
+    out: list[Check | None] = []
+    for name, ns in _service_hosts(fact):
+        ns = ns or (fact.subject.namespace if fact.subject else None)
+        what = name or "a cluster IP"
+        out.append(list_check(ctx, "Service", ns, f"connections to {what} fail: the Service"))
+        out.append(list_check(ctx, "NetworkPolicy", ns, f"connections to {what} fail: policies"))
+    return keep_checks(out)
+
+
+@fact_rule("quota_objects", Tier.FOLLOW, K.QUOTA_REFUSAL)
+def quota_objects(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
+    """A refusal: the namespace's quotas and LimitRanges, and the refused workload."""
+    ns = fact.subject.namespace if fact.subject else None
+    out: list[Check | None] = [
+        list_check(ctx, "ResourceQuota", ns, "pods are refused by a quota: its numbers"),
+        list_check(ctx, "LimitRange", ns, "pods are refused: the LimitRanges and their defaults"),
+    ]
+    for o in [fact.subject, *fact.objects]:
+        if o is not None and o.kind in (
+            "ReplicaSet",
+            "Deployment",
+            "StatefulSet",
+            "DaemonSet",
+            "Job",
+        ):
+            out.append(
+                get_check(ctx, o.kind, o.name, o.namespace, f"{o.kind} {o.name}: its pod template")
+            )
+    return keep_checks(out)
+
+
+@fact_rule("reference_proof", Tier.FOLLOW, K.MISSING_REFERENCE, K.MISCONFIGURATION)
+def reference_proof(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
+    """The kubelet or a controller says an object is missing: the list that proves it."""
+    if fact.key.startswith("k8s:"):
+        return []  # already proven by the graph
+    out: list[Check | None] = []
+    for o in fact.objects:
+        if o.kind in _OBJECT_KINDS:
+            out.append(
+                list_check(ctx, o.kind, o.namespace, f"{o.kind} {o.name} is reported missing")
+            )
+    if fact.detail.get("hpa") and fact.subject is not None:
+        out.append(
+            get_check(
+                ctx,
+                "HorizontalPodAutoscaler",
+                fact.subject.name,
+                fact.subject.namespace,
+                "an autoscaler cannot scale: its conditions",
+            )
+        )
+    return keep_checks(out)[:3]

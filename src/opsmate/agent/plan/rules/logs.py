@@ -1,0 +1,117 @@
+"""Log rules: read what a failing container wrote, and look around a rare error.
+
+- ``last_words_logs`` (FOLLOW): a crash loop, an error exit, an OOM kill or a failed Job
+  → ``pod_logs`` of that pod and container: the previous instance's tail
+  (``previous=true``, what it wrote before the last exit) when the container has
+  restarted or terminated before, and the current tail. A Job's pods are found in the
+  object graph (``owner == Job/<name>``), else listed by the ``job-name`` label.
+- ``rare_error_context`` (CORROBORATE): a rare error template found by ``log_stats``
+  (seen at most a few times) → ``search_logs`` for its words around its first
+  occurrence, so the records beside it (request, endpoint, trace id) are read too.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from datetime import timedelta
+
+from opsmate.agent.observe.facts import Fact
+from opsmate.agent.observe.facts import FactKind as K
+from opsmate.agent.plan.registry import Check, RuleContext, fact_rule
+from opsmate.agent.plan.tiers import Tier
+from opsmate.records.k8s import Pod
+from opsmate.timeparse import format_time
+
+TAIL_LINES = 100
+_WORD = re.compile(r"[A-Za-z][A-Za-z_\-]{3,}")
+_COMMON = frozenset(
+    {"with", "from", "that", "this", "have", "been", "were", "when", "after", "could", "into",
+     "error", "failed"}
+)  # fmt: skip
+
+
+def _pods_of(fact: Fact, ctx: RuleContext) -> tuple[list[str], str | None]:
+    """The pods a fact is about and their namespace."""
+    subj = fact.subject
+    if subj is None:
+        return [], None
+    if subj.kind == "Pod":
+        return [subj.name], subj.namespace
+    if subj.kind == "Job":
+        pods = [
+            str(p.name)
+            for p in ctx.graph.pods(subj.namespace)
+            if p.owner == f"Job/{subj.name}" and p.name
+        ]
+        return pods[-2:], subj.namespace
+    return [], subj.namespace
+
+
+@fact_rule(
+    "last_words_logs", Tier.FOLLOW, K.CRASH_LOOP, K.CONTAINER_EXIT, K.OOM_KILLED, K.JOB_FAILED
+)
+def last_words_logs(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
+    """A container that exited or keeps exiting: its previous and current log tails."""
+    if "pod_logs" not in ctx.tools or fact.subject is None:
+        return []
+    if fact.kind == K.CONTAINER_EXIT and fact.severity == "info":
+        return []  # a clean exit (code 0) has no last words to explain
+    pods, ns = _pods_of(fact, ctx)
+    out: list[Check] = []
+    if not pods and fact.subject.kind == "Job" and "list_pods" in ctx.tools:
+        args: dict[str, object] = {"label_selector": f"job-name={fact.subject.name}"}
+        args.update(ctx.ns(ns))
+        return [Check("list_pods", args, f"the pods of Job {fact.subject.name}: their logs")]
+    for name in pods:
+        pod = ctx.graph.get("Pod", ns, name)
+        pod = pod if isinstance(pod, Pod) else None
+        containers = pod.all_containers() if pod else []
+        container = fact.container
+        if container is None and len(containers) > 1:
+            failing = [c for c in containers if c.restarts or c.last_termination or c.exit_code]
+            container = failing[0].name if failing else None
+        c = (
+            next((x for x in containers if x.name == container), None)
+            if container
+            else (containers[0] if len(containers) == 1 else None)
+        )
+        restarted = pod is None or c is None or bool(c.restarts or c.last_termination)
+        base: dict[str, object] = {"name": name, "tail_lines": TAIL_LINES}
+        base.update(ctx.ns(ns))
+        if container and len(containers) > 1:
+            base["container"] = container
+        who = f"{name}" + (f" ({container})" if container else "")
+        if restarted and fact.kind != K.JOB_FAILED:
+            out.append(
+                Check(
+                    "pod_logs",
+                    {**base, "previous": True},
+                    f"what {who} wrote before its last exit (previous instance)",
+                )
+            )
+        out.append(Check("pod_logs", base, f"why {who} keeps exiting: its last log lines"))
+    return out
+
+
+@fact_rule("rare_error_context", Tier.CORROBORATE, K.LOG_ERROR, K.DEPENDENCY_FAILURE,
+           K.CONFIG_ERROR, K.SATURATION)  # fmt: skip
+def rare_error_context(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
+    """A rare error template from log_stats: the records around its first occurrence."""
+    if "search_logs" not in ctx.tools or fact.detail.get("source") != "log_stats":
+        return []
+    if fact.count > 5 or fact.time is None or not fact.quote:
+        return []
+    words = [w for w in _WORD.findall(fact.quote) if w.lower() not in _COMMON]
+    words = sorted(dict.fromkeys(words), key=len, reverse=True)[:3]
+    if not words:
+        return []
+    args: dict[str, object] = {
+        "query": " ".join(words),
+        "from": format_time(fact.time - timedelta(minutes=2)),
+        "to": format_time((fact.last_time or fact.time) + timedelta(minutes=2)),
+        "page_size": 20,
+    }
+    if fact.service:
+        args["service"] = fact.service
+    return [Check("search_logs", args, f'the records around "{fact.quote[:80]}"')]

@@ -1,0 +1,46 @@
+"""Rules about pods: explain what a pod's state shows.
+
+- an OOM-killed container: its memory use against its limit (metrics);
+- a crash-looping or exiting container: its log, previous instance first (its last words);
+- a pod that cannot be scheduled or was evicted: the nodes' conditions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from opsmate.agent.observe.facts import Fact
+from opsmate.agent.observe.facts import FactKind as K
+from opsmate.agent.plan.registry import Check, RuleContext, fact_rule
+from opsmate.agent.plan.tiers import Tier
+
+_MEMORY_QUERIES = (
+    'max by (pod) (container_memory_working_set_bytes{{pod=~"{svc}-.*", container!=""}})',
+    'max by (pod) (kube_pod_container_resource_limits{{pod=~"{svc}-.*", resource="memory"}})',
+)
+
+
+@fact_rule("oom_memory_metrics", Tier.EXPLAIN, K.OOM_KILLED)
+def oom_memory_metrics(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
+    """An OOM-killed container: memory use against its limit."""
+    svc = fact.service
+    if not svc or "query_metrics" not in ctx.tools:
+        return []
+    reason = f"{svc} was OOMKilled: memory use against its limit"
+    if ctx.recorded is not None:
+        mem = [r for r in ctx.recorded if "memory" in r.query.lower()]
+        mine = [r for r in mem if svc in r.query]
+        picked = (mine + [r for r in mem if r not in mine][:1])[:2]
+        return [Check("query_metrics", {"query": r.query, "type": r.type}, reason) for r in picked]
+    return [
+        Check("query_metrics", {"query": q.format(svc=svc), "type": "range"}, reason)
+        for q in _MEMORY_QUERIES
+    ]
+
+
+@fact_rule("nodes_of_unschedulable", Tier.EXPLAIN, K.SCHEDULING, K.EVICTED, K.POD_PENDING)
+def nodes_of_unschedulable(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
+    """A pod that cannot be scheduled, or was evicted: what the nodes offer and report."""
+    if "node_conditions" not in ctx.tools:
+        return []
+    return [Check("node_conditions", {}, "pods unschedulable / evicted: the nodes")]

@@ -1,0 +1,96 @@
+"""Rules about results themselves: answers that were not available or were cut short.
+
+- a PromQL query the bundle did not record: the recorded queries about the service;
+- a log summary cut short before its errors: the errors alone;
+- a pod list cut by its page budget without the subject: the subject's pods alone;
+- an event list cut short: the subject's events alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from opsmate.agent.plan.registry import Check, RuleContext, result_rule
+from opsmate.agent.plan.tiers import Tier
+from opsmate.tools.base import ToolResult
+
+
+@result_rule("recorded_queries_instead", Tier.CORROBORATE, "query_metrics")
+def recorded_queries_instead(result: ToolResult, ctx: RuleContext) -> Iterable[Check]:
+    """A query the source does not have: recorded queries about the service or subject."""
+    if not (result.error and result.error.code == "not_available") or not ctx.recorded:
+        return []
+    words = [w.lower() for w in [*ctx.services, *ctx.subject.names] if w and len(w) >= 3]
+    out = []
+    for r in ctx.recorded:
+        text = f"{r.query} {r.description}".lower()
+        if any(w in text for w in words):
+            out.append(
+                Check(
+                    "query_metrics",
+                    {"query": r.query, "type": r.type},
+                    "a recorded query about the service",
+                )
+            )
+    return out[:2]
+
+
+@result_rule("errors_when_summary_cut", Tier.EXPLAIN, "log_stats")
+def errors_when_summary_cut(result: ToolResult, ctx: RuleContext) -> Iterable[Check]:
+    """A log summary truncated before its errors: ask for the errors alone."""
+    if result.complete or result.args.get("level"):
+        return []
+    levels = {str(k).lower() for k in (result.data.get("by_level") or {})}
+    shown = {
+        str(lv).lower()
+        for m in result.data.get("top_messages") or []
+        if isinstance(m, dict)
+        for lv in (m.get("levels") or {})
+    }
+    errs = {"error", "fatal", "critical"}
+    if not (levels & errs) or shown & errs:
+        return []
+    kept = {k: v for k, v in result.args.items() if k in ("service", "from", "to")}
+    return [
+        Check(
+            "log_stats", {**kept, "level": "error"}, "the summary was truncated before the errors"
+        )
+    ]
+
+
+@result_rule("subject_pods_when_list_cut", Tier.FOLLOW, "list_pods")
+def subject_pods_when_list_cut(result: ToolResult, ctx: RuleContext) -> Iterable[Check]:
+    """A pod list cut short that does not show the subject: list the subject's pods."""
+    if result.complete or not ctx.subject.names or result.args.get("label_selector"):
+        return []
+    shown = [
+        str(p.get("name") or "")
+        for p in (result.data.get("pods") or result.data.get("items") or [])
+        if isinstance(p, dict)
+    ]
+    if any(ctx.subject.matches(n) for n in shown):
+        return []
+    ns = {"namespace": result.args["namespace"]} if result.args.get("namespace") else ctx.ns()
+    return [
+        Check(
+            "list_pods",
+            {**ns, "label_selector": f"app={name}"},
+            f"the pod list was cut before {name}: its pods alone",
+        )
+        for name in ctx.subject.names[:2]
+    ]
+
+
+@result_rule("subject_events_when_cut", Tier.FOLLOW, "get_events")
+def subject_events_when_cut(result: ToolResult, ctx: RuleContext) -> Iterable[Check]:
+    """An event list cut short: the events of the subject's pods alone."""
+    if result.complete or result.args.get("name") or not ctx.subject.names:
+        return []
+    ns = {"namespace": result.args["namespace"]} if result.args.get("namespace") else ctx.ns()
+    out = []
+    names = [p.name for p in ctx.graph.pods() if ctx.subject.matches(p.name)]
+    for name in (names or ctx.subject.names)[:3]:
+        out.append(
+            Check("get_events", {**ns, "name": name}, f"the event list was cut: events of {name}")
+        )
+    return out

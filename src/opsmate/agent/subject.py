@@ -1,0 +1,53 @@
+"""The subject of the question: the object(s) the user asked about.
+
+"What is the issue with job java-api-checker in namespace app-12" has the subject
+``Job java-api-checker`` in namespace ``app-12``. The subject anchors the
+investigation: lists are narrowed to it, and a cause found on an unrelated object is
+not its root cause. Names match the way Kubernetes names relate: a pod
+``web-7d9f8c-x2x1`` belongs to the workload ``web`` (name prefix followed by ``-``),
+and a workload named in the question matches its pods, ReplicaSets and Jobs' pods.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from opsmate.agent.observe.facts import FactKind
+
+
+class Subject(BaseModel):
+    """What the question is about; empty when it names nothing specific."""
+
+    names: list[str] = Field(default_factory=list)  # object / service names, lower-case
+    kind: str | None = None  # Pod | Deployment | Job | Service | StatefulSet | Ingress | ...
+    namespace: str | None = None
+    hosts: list[str] = Field(default_factory=list)  # host names (Ingress rules, dependencies)
+    symptom: FactKind | None = None  # what the question reports (errors, slow, crashing ...)
+
+    def empty(self) -> bool:
+        return not self.names and not self.hosts
+
+    def matches(self, name: str | None) -> bool:
+        """Whether an object called ``name`` is (part of) the subject."""
+        if not name:
+            return False
+        low = name.lower()
+        for n in self.names:
+            if low == n or low.startswith(n + "-") or n.startswith(low + "-"):
+                return True
+        return any(low == h for h in self.hosts)
+
+    def in_namespace(self, namespace: str | None) -> bool:
+        """False only when both namespaces are known and differ."""
+        return not (self.namespace and namespace and namespace != self.namespace)
+
+    def label(self) -> str:
+        """``job java-api-checker``, ``payment-api``, or ``the namespace app-12``."""
+        if self.names:
+            name = self.names[0]
+            return f"{self.kind.lower()} {name}" if self.kind else name
+        if self.hosts:
+            return self.hosts[0]
+        if self.namespace:
+            return f"the namespace {self.namespace}"
+        return "the system"

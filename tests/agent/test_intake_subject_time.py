@@ -1,0 +1,334 @@
+"""Intake: namespace, subject, symptom, absolute times, restrictions and contradictions."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+
+from opsmate.agent.intake import detect_environment, detect_restriction, run_intake
+from opsmate.agent.intake_subject import detect_namespace, detect_symptom
+from opsmate.agent.intake_time import absolute_time, detect_onset
+from opsmate.agent.observe.facts import FactKind
+from opsmate.errors import UsageError
+
+NOW = datetime(2025, 8, 3, 10, 0, tzinfo=UTC)
+CST = timezone(timedelta(hours=8))
+
+
+# ----------------------------------------------------------------------------- namespace
+
+
+@pytest.mark.parametrize(
+    ("question", "namespace"),
+    [
+        ("what is wrong with ledger in namespace billing-7", "billing-7"),
+        ("ledger-api pods in the billing namespace keep restarting", "billing"),
+        ("why does namespace-12 have pending pods", "namespace-12"),
+        ("kubectl get pods -n ops-tools shows errors", "ops-tools"),
+        ("命名空间 billing 里的 ledger 一直重启", "billing"),
+        ("billing 命名空间的 ledger 报错", "billing"),
+        ("namespace: payments-eu tally is slow", "payments-eu"),
+        ("is ledger healthy?", None),
+    ],
+)
+def test_namespace(question: str, namespace: str | None) -> None:
+    assert detect_namespace(question) == namespace
+
+
+@pytest.mark.parametrize(
+    ("question", "namespace"),
+    [
+        ("pods in the production namespace crash", "production"),
+        ("ledger in the billing namespace started failing", "billing"),
+        ("why is the billing namespace slow", "billing"),
+    ],
+)
+def test_x_namespace_followed_by_a_word(question: str, namespace: str) -> None:
+    """ "the X namespace <verb>": X is the namespace, not the word after "namespace"."""
+    assert detect_namespace(question) == namespace
+
+
+@pytest.mark.parametrize(
+    ("question", "namespace"),
+    [
+        ("pods in the production namespace keep restarting", "production"),
+        ("namespace prod: ledger-api is slow", "prod"),
+    ],
+)
+def test_namespace_words_are_not_the_environment(question: str, namespace: str) -> None:
+    assert detect_environment(question) is None
+    got = run_intake(question, now=NOW, bundle_env="staging")
+    assert got.constraints.environment == "staging"
+    assert got.env_source == "bundle"
+    assert got.subject.namespace == namespace
+
+
+def test_a_real_environment_word_still_counts() -> None:
+    got = run_intake("ledger-api keeps restarting in production", now=NOW, bundle_env="staging")
+    assert got.constraints.environment == "prod"
+    assert got.env_source == "question"
+
+
+# ----------------------------------------------------------------------------- subject
+
+
+@pytest.mark.parametrize(
+    ("question", "names", "kind", "hosts"),
+    [
+        (
+            "What is the issue with job nightly-ledger-export in namespace billing-7",
+            ["nightly-ledger-export"],
+            "Job",
+            [],
+        ),
+        (
+            "Why can't the frontend pod connect to the tally service",
+            ["frontend", "tally"],
+            "Pod",
+            [],
+        ),
+        ("the ledger-api deployment is not ready", ["ledger-api"], "Deployment", []),
+        (
+            "unable to reach pay.example.com from checkout-web",
+            ["checkout-web"],
+            None,
+            ["pay.example.com"],
+        ),
+        ("statefulset ledger-db pods are pending", ["ledger-db"], "StatefulSet", []),
+        ("kubectl -n ops-tools: cronjob report-mailer failed", ["report-mailer"], "CronJob", []),
+        (
+            'deployment "ledger-api" in the billing namespace is crashing',
+            ["ledger-api"],
+            "Deployment",
+            [],
+        ),
+        ("the on-call says ledger-api is out-of-memory again", ["ledger-api"], None, []),
+    ],
+)
+def test_subject(question: str, names: list[str], kind: str | None, hosts: list[str]) -> None:
+    s = run_intake(question, now=NOW).subject
+    assert s.names == names
+    assert s.kind == kind
+    assert s.hosts == hosts
+
+
+def test_subject_keeps_the_namespace_out_of_the_names() -> None:
+    s = run_intake("job nightly-ledger-export in namespace billing-7 failed", now=NOW).subject
+    assert s.namespace == "billing-7"
+    assert "billing-7" not in s.names
+    assert s.matches("nightly-ledger-export-28461-x2x1q")
+
+
+def test_common_hyphenated_words_are_not_names() -> None:
+    q = "We need a follow-up on the read-only replica; the real-time feed has high-latency"
+    s = run_intake(q, now=NOW).subject
+    assert s.names == []
+    assert s.empty()
+
+
+def test_environment_words_are_not_names() -> None:
+    s = run_intake("pre-prod ledger-api keeps restarting", now=NOW).subject
+    assert s.names == ["ledger-api"]
+
+
+# ----------------------------------------------------------------------------- symptom
+
+
+@pytest.mark.parametrize(
+    ("question", "symptom"),
+    [
+        ("ledger-api keeps restarting", FactKind.CRASH_LOOP),
+        ("ledger-api 一直重启", FactKind.CRASH_LOOP),
+        ("should we restart ledger-api?", None),
+        ("can I restart the tally deployment safely", None),
+        ("statefulset ledger-db pods are pending", FactKind.POD_PENDING),
+        ("cronjob report-mailer failed last night", FactKind.JOB_FAILED),
+        ("ledger-api returns 503 to checkout", FactKind.ERROR_RATE),
+        ("ledger-api is slow since the release", FactKind.LATENCY),
+        ("tally is unavailable", FactKind.NOT_READY),
+    ],
+)
+def test_symptom(question: str, symptom: FactKind | None) -> None:
+    assert detect_symptom(question) == symptom
+
+
+def test_run_intake_keeps_the_symptom() -> None:
+    assert run_intake("ledger-api keeps restarting", now=NOW).subject.symptom == (
+        FactKind.CRASH_LOOP
+    )
+    assert run_intake("should we restart ledger-api?", now=NOW).subject.symptom is None
+
+
+# ----------------------------------------------------------------------------- absolute times
+
+AUG2_1345 = datetime(2025, 8, 2, 13, 45, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "ledger-api errors since 2025-08-02T13:45:00Z",
+        "it broke at 2025-08-02 13:45",
+        "ledger-api failed Aug 2 13:45",
+        "ledger-api failed on August 2, 2025 around 13:45 UTC",
+        "ledger-api failing since 2 Aug at 13:45",
+        "8月2日 13:45 开始报错",
+    ],
+)
+def test_absolute_time(question: str) -> None:
+    assert absolute_time(question, NOW) == (AUG2_1345, True)
+
+
+def test_iso_time_with_offset() -> None:
+    got = absolute_time("since 2025-08-02T21:45:00+08:00", NOW)
+    assert got is not None
+    assert got[0] == AUG2_1345
+
+
+@pytest.mark.parametrize(
+    ("question", "ref", "expected"),
+    [
+        ("昨天 14:00 开始报错", NOW, datetime(2025, 8, 2, 14, 0, tzinfo=UTC)),
+        ("yesterday at 09:30 it began", NOW, datetime(2025, 8, 2, 9, 30, tzinfo=UTC)),
+        # a time without a zone is read in the reference's zone
+        ("昨天 14:00 开始报错", NOW.astimezone(CST), datetime(2025, 8, 2, 14, 0, tzinfo=CST)),
+        (
+            "ledger-api failed Aug 2 13:45",
+            NOW.astimezone(CST),
+            datetime(2025, 8, 2, 13, 45, tzinfo=CST),
+        ),
+    ],
+)
+def test_relative_days_and_zones(question: str, ref: datetime, expected: datetime) -> None:
+    got = absolute_time(question, ref)
+    assert got is not None
+    assert got[0] == expected
+    assert got[0].utcoffset() == expected.utcoffset()
+
+
+def test_a_date_ahead_of_the_reference_is_last_year() -> None:
+    ref = datetime(2026, 1, 2, 8, 0, tzinfo=UTC)
+    assert absolute_time("ledger-api failed Dec 30 23:10", ref) == (
+        datetime(2025, 12, 30, 23, 10, tzinfo=UTC),
+        True,
+    )
+
+
+def test_date_without_clock() -> None:
+    assert absolute_time("it started on 2 August", NOW) == (
+        datetime(2025, 8, 2, tzinfo=UTC),
+        False,
+    )
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "ledger-api may 3 times restart before it settles",
+        "ledger-api keeps restarting",
+        "errors rose after the 10:00 release",  # a clock time only: not absolute
+    ],
+)
+def test_not_an_absolute_time(question: str) -> None:
+    assert absolute_time(question, NOW) is None
+
+
+def test_clock_before_the_date() -> None:
+    """ "at 13:45 on Aug 2": the clock time belongs to the date."""
+    assert absolute_time("ledger-api started failing at 13:45 on Aug 2", NOW) == (AUG2_1345, True)
+
+
+def test_onset_from_a_clock_time() -> None:
+    assert detect_onset("errors rose after the 09:40 release", NOW) == datetime(
+        2025, 8, 3, 9, 40, tzinfo=UTC
+    )
+
+
+# ----------------------------------------------------------------------------- window anchoring
+
+BUNDLE = (datetime(2025, 8, 2, 12, 0, tzinfo=UTC), datetime(2025, 8, 2, 16, 0, tzinfo=UTC))
+
+
+def test_absolute_time_anchors_the_window_within_the_bundle() -> None:
+    got = run_intake(
+        "ledger-api errors since Aug 2 13:45", now=NOW, bundle_window=BUNDLE, bundle_env="prod"
+    )
+    c = got.constraints
+    assert got.onset == AUG2_1345
+    assert c.window_from == BUNDLE[0]  # 13:45 - 2h, clamped to the bundle's start
+    assert c.window_to == AUG2_1345 + timedelta(hours=1)
+    assert any("anchored" in n for n in got.notes)
+
+
+def test_absolute_time_anchors_the_window_live() -> None:
+    got = run_intake("ledger-api errors since yesterday at 09:30", now=NOW)
+    at = datetime(2025, 8, 2, 9, 30, tzinfo=UTC)
+    assert got.onset == at
+    assert got.constraints.window_from == at - timedelta(hours=2)
+    assert got.constraints.window_to == at + timedelta(hours=1)
+
+
+def test_since_flag_is_not_overridden_by_an_absolute_time() -> None:
+    got = run_intake("ledger-api errors since yesterday at 09:30", now=NOW, since="30m")
+    assert got.constraints.window_to == NOW
+    assert got.constraints.window_from == NOW - timedelta(minutes=30)
+    assert not any("anchored" in n for n in got.notes)
+
+
+def test_bundle_window_without_a_time_in_the_question() -> None:
+    got = run_intake("ledger-api keeps restarting", now=NOW, bundle_window=BUNDLE)
+    assert (got.constraints.window_from, got.constraints.window_to) == BUNDLE
+
+
+# ----------------------------------------------------------------------------- restrictions
+
+
+def test_only_restricts_services() -> None:
+    got = run_intake("only order-service: why are its errors rising", now=NOW)
+    assert got.constraints.allowed_services == ["order-service"]
+    assert got.constraints.services == ["order-service"]
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["order-service only, please", "只看 order-service 的错误", "only for order-service"],
+)
+def test_restriction_phrasings(question: str) -> None:
+    assert detect_restriction(question, []) == ["order-service"]
+
+
+def test_restriction_after_a_verb() -> None:
+    """ "check only order-service": the word before "only" must not swallow it."""
+    assert detect_restriction("please check only order-service", []) == ["order-service"]
+
+
+def test_environment_only_is_not_a_service_restriction() -> None:
+    got = run_intake("order-service errors, test environment only", now=NOW)
+    assert got.constraints.allowed_services == []
+    assert got.constraints.environment == "test"
+
+
+def test_env_flag_contradicting_the_question() -> None:
+    with pytest.raises(UsageError) as err:
+        run_intake("order-service errors, test environment only", now=NOW, env="prod")
+    text = str(err.value)
+    assert "test" in text and "prod" in text
+
+
+def test_env_flag_agreeing_with_the_question() -> None:
+    got = run_intake("order-service errors, test environment only", now=NOW, env="test")
+    assert got.constraints.environment == "test"
+    assert got.env_source == "flag"
+
+
+def test_service_flag_outside_the_restriction() -> None:
+    with pytest.raises(UsageError) as err:
+        run_intake("only order-service please", now=NOW, services=["billing-api"])
+    text = str(err.value)
+    assert "order-service" in text and "billing-api" in text
+
+
+def test_service_flag_inside_the_restriction() -> None:
+    got = run_intake("only order-service please", now=NOW, services=["order-service"])
+    assert got.constraints.allowed_services == ["order-service"]

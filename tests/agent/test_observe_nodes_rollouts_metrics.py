@@ -1,0 +1,445 @@
+"""The node_conditions, rollout_history, query_metrics and list_alerts analyzers."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from opsmate.agent.observe.context import ObserveContext
+from opsmate.agent.observe.facts import Fact, FactKind, ObjRef
+from opsmate.agent.observe.registry import observe
+from opsmate.tools.base import ToolResult
+from opsmate.tools.shaping import summarize_prom_data
+
+NS = "shop"
+REG = "registry.example.internal/shop"
+W_FROM = datetime(2025, 6, 10, 9, 0, tzinfo=UTC)
+W_TO = datetime(2025, 6, 10, 10, 0, tzinfo=UTC)
+
+
+def make_ctx(**kw: Any) -> ObserveContext:
+    return ObserveContext(eid="E3", window_from=W_FROM, window_to=W_TO, **kw)
+
+
+def run(tool: str, data: dict[str, Any], args: dict[str, Any] | None = None) -> list[Fact]:
+    ctx = make_ctx()
+    res = ToolResult(call_id="c3", tool=tool, status="success", data=data, args=args or {})
+    facts = observe(res, ctx)
+    assert ctx.notes == []
+    return facts
+
+
+def of(facts: list[Fact], kind: FactKind) -> list[Fact]:
+    return [f for f in facts if f.kind == kind]
+
+
+# ----------------------------------------------------------------------------- nodes
+
+
+def node(name: str, *, ready: str = "True", unschedulable: bool = False, **pressure: str) -> Any:
+    """A node as node_summary writes it (pressure conditions: memory/disk/pid = status)."""
+    conds = [
+        {
+            "type": "Ready",
+            "status": ready,
+            "reason": "KubeletReady" if ready == "True" else "KubeletNotReady",
+            "message": "kubelet is posting ready status"
+            if ready == "True"
+            else "container runtime network not ready: NetworkReady=false",
+            "last_transition_time": "2025-06-10T09:12:00Z",
+        }
+    ]
+    flags = {"memory": False, "disk": False, "pid": False}
+    for short, ctype in (
+        ("memory", "MemoryPressure"),
+        ("disk", "DiskPressure"),
+        ("pid", "PIDPressure"),
+    ):
+        status = pressure.get(short, "False")
+        flags[short] = status == "True"
+        conds.append(
+            {
+                "type": ctype,
+                "status": status,
+                "reason": f"KubeletHas{ctype}" if status == "True" else f"KubeletHasNo{ctype}",
+                "message": f"kubelet has {ctype}"
+                if status == "True"
+                else f"kubelet has no {ctype}",
+                "last_transition_time": "2025-06-10T09:14:00Z",
+            }
+        )
+    return {
+        "name": name,
+        "ready": ready == "True",
+        "unschedulable": unschedulable,
+        "pressure": flags,
+        "any_pressure": any(flags.values()),
+        "conditions": conds,
+        "taints": [],
+        "labels": {"kubernetes.io/hostname": name},
+        "capacity": {"cpu": "4", "memory": "16Gi"},
+        "allocatable": {"cpu": "3800m", "memory": "15Gi"},
+        "kubelet_version": "v1.30.2",
+    }
+
+
+def test_node_not_ready() -> None:
+    facts = run("node_conditions", {"nodes": [node("worker-7", ready="False"), node("worker-2")]})
+    assert len(facts) == 1
+    f = facts[0]
+    assert f.kind == FactKind.NODE_PROBLEM
+    assert f.severity == "error"
+    assert f.subject == ObjRef(kind="Node", name="worker-7")
+    assert f.detail == {"condition": "Ready", "status": "False"}
+    assert f.reason == "KubeletNotReady"
+    assert "Ready=False" in f.statement
+    assert f.time == datetime(2025, 6, 10, 9, 12, tzinfo=UTC)
+
+
+def test_node_ready_unknown_is_a_problem() -> None:
+    facts = run("node_conditions", {"nodes": [node("worker-7", ready="Unknown")]})
+    assert [f.detail["status"] for f in facts] == ["Unknown"]
+
+
+def test_node_disk_pressure() -> None:
+    facts = run("node_conditions", {"nodes": [node("worker-5", disk="True")]})
+    assert len(facts) == 1
+    f = facts[0]
+    assert f.kind == FactKind.NODE_PROBLEM
+    assert f.detail == {"condition": "DiskPressure", "status": "True"}
+    assert f.subject == ObjRef(kind="Node", name="worker-5")
+
+
+def test_cordoned_node() -> None:
+    facts = run("node_conditions", {"nodes": [node("worker-3", unschedulable=True)]})
+    assert len(facts) == 1
+    f = facts[0]
+    assert f.kind == FactKind.NODE_PROBLEM
+    assert f.severity == "warning"
+    assert f.reason == "Unschedulable"
+    assert "cordoned" in f.statement
+
+
+def test_healthy_nodes_have_no_facts_and_are_listed() -> None:
+    ctx = make_ctx()
+    res = ToolResult(
+        call_id="c3",
+        tool="node_conditions",
+        status="success",
+        data={"nodes": [node("worker-1"), node("worker-2")]},
+    )
+    assert observe(res, ctx) == []
+    assert ctx.graph.get("Node", None, "worker-1") is not None
+    assert ctx.graph.absent("Node", None, "worker-9") == "E3"
+
+
+# ----------------------------------------------------------------------------- rollouts
+
+
+def revision(n: int, image: str, created: datetime, *, current: bool = False) -> dict[str, Any]:
+    return {
+        "revision": n,
+        "replicaset": f"ledger-{n:x}b7c8d9f0",
+        "images": [image],
+        "created": created.isoformat().replace("+00:00", "Z"),
+        "change_cause": None,
+        "replicas": 3 if current else 0,
+        "ready_replicas": 3 if current else 0,
+        "current": current,
+    }
+
+
+def rollout(revisions: list[dict[str, Any]], **kw: Any) -> dict[str, Any]:
+    """A rollout as rollout_history writes it (with its Deployment)."""
+    cur = next((r for r in revisions if r["current"]), revisions[-1] if revisions else None)
+    out: dict[str, Any] = {
+        "current_revision": cur["revision"] if cur else None,
+        "revisions": revisions,
+        "name": "ledger",
+        "namespace": NS,
+        "images": cur["images"] if cur else [],
+        "replicas": {"desired": 3, "ready": 3, "updated": 3, "available": 3, "unavailable": 0},
+        "conditions": [
+            {
+                "type": "Available",
+                "status": "True",
+                "reason": "MinimumReplicasAvailable",
+                "message": "Deployment has minimum availability.",
+                "last_update": "2025-06-10T09:41:00Z",
+            }
+        ],
+    }
+    out.update(kw)
+    return out
+
+
+def test_new_image_in_the_window_is_a_change() -> None:
+    data = rollout(
+        [
+            revision(3, f"{REG}/ledger:1.4.0", W_FROM - timedelta(days=6)),
+            revision(4, f"{REG}/ledger:1.5.0", W_FROM + timedelta(minutes=40), current=True),
+        ]
+    )
+    facts = run("rollout_history", data, {"name": "ledger", "namespace": NS})
+    f = of(facts, FactKind.CHANGE)
+    assert len(f) == 1, [x.statement for x in facts]
+    change = f[0]
+    assert f"{REG}/ledger:1.4.0 -> {REG}/ledger:1.5.0" in change.statement
+    assert change.detail["images"] == [f"{REG}/ledger:1.5.0"]
+    assert change.detail["previous_images"] == [f"{REG}/ledger:1.4.0"]
+    assert change.detail["revision"] == 4
+    assert change.subject == ObjRef(kind="Deployment", name="ledger", namespace=NS)
+    assert change.time == W_FROM + timedelta(minutes=40)
+    assert of(facts, FactKind.NOT_READY) == []
+
+
+def test_same_image_is_a_configuration_change() -> None:
+    data = rollout(
+        [
+            revision(3, f"{REG}/ledger:1.4.0", W_FROM - timedelta(days=6)),
+            revision(4, f"{REG}/ledger:1.4.0", W_FROM + timedelta(minutes=40), current=True),
+        ]
+    )
+    facts = of(run("rollout_history", data), FactKind.CHANGE)
+    assert len(facts) == 1
+    assert "configuration change" in facts[0].statement
+
+
+def test_first_revision_is_created_not_changed() -> None:
+    data = rollout(
+        [revision(1, f"{REG}/ledger:1.0.0", W_FROM + timedelta(minutes=5), current=True)]
+    )
+    facts = run("rollout_history", data)
+    assert of(facts, FactKind.CHANGE) == []
+    obs = of(facts, FactKind.OBSERVATION)
+    assert len(obs) == 1
+    assert "created" in obs[0].statement
+    assert obs[0].detail["created"] is True
+
+
+def test_old_revision_is_no_change() -> None:
+    data = rollout(
+        [
+            revision(6, f"{REG}/ledger:1.3.0", W_FROM - timedelta(days=20)),
+            revision(7, f"{REG}/ledger:1.4.0", W_FROM - timedelta(days=5), current=True),
+        ]
+    )
+    facts = run("rollout_history", data)
+    assert of(facts, FactKind.CHANGE) == []
+    nc = of(facts, FactKind.NO_CHANGE)
+    assert len(nc) == 1
+    assert "no recent rollout" in nc[0].statement
+
+
+def test_unavailable_replicas_are_not_ready() -> None:
+    data = rollout(
+        [revision(7, f"{REG}/ledger:1.4.0", W_FROM - timedelta(days=5), current=True)],
+        replicas={"desired": 3, "ready": 1, "updated": 3, "available": 1, "unavailable": 2},
+    )
+    f = of(run("rollout_history", data), FactKind.NOT_READY)
+    assert len(f) == 1
+    assert f[0].detail == {"desired": 3, "ready": 1, "unavailable": 2}
+    assert "1 of 3" in f[0].statement
+
+
+QUOTA_MSG = (
+    'pods "ledger-7b7c8d9f0-k2k2k" is forbidden: exceeded quota: shop-compute, '
+    "requested: limits.memory=2Gi, used: limits.memory=7Gi, limited: limits.memory=8Gi"
+)
+
+
+def _quota_rollout() -> dict[str, Any]:
+    return rollout(
+        [revision(7, f"{REG}/ledger:1.4.0", W_FROM - timedelta(days=5), current=True)],
+        replicas={"desired": 3, "ready": 2, "updated": 2, "available": 2, "unavailable": 1},
+        conditions=[
+            {
+                "type": "ReplicaFailure",
+                "status": "True",
+                "reason": "FailedCreate",
+                "message": QUOTA_MSG,
+                "last_update": "2025-06-10T09:33:00Z",
+            },
+            {
+                "type": "Available",
+                "status": "True",
+                "reason": "MinimumReplicasAvailable",
+                "message": "Deployment has minimum availability.",
+                "last_update": "2025-06-10T09:00:00Z",
+            },
+        ],
+    )
+
+
+def test_condition_with_exceeded_quota_is_quota_refusal() -> None:
+    facts = run("rollout_history", _quota_rollout())
+    q = of(facts, FactKind.QUOTA_REFUSAL)
+    assert len(q) == 1
+    f = q[0]
+    assert f.severity == "error"
+    assert f.reason == "FailedCreate"
+    assert f.message == QUOTA_MSG
+    assert ObjRef(kind="ResourceQuota", name="shop-compute", namespace=NS) in f.objects
+    assert f.detail["resources"] == ["limits.memory"]
+    # the Available=True condition is no finding
+    assert not any("Available=True" in x.statement for x in facts)
+
+
+def test_condition_fact_carries_the_condition_time() -> None:
+    """rollout_history writes each condition's time as ``last_update``."""
+    f = of(run("rollout_history", _quota_rollout()), FactKind.QUOTA_REFUSAL)[0]
+    assert f.time == datetime(2025, 6, 10, 9, 33, tzinfo=UTC)
+
+
+def test_rollout_of_nothing_does_not_raise() -> None:
+    assert run("rollout_history", {}) == []
+    assert run("rollout_history", {"revisions": "x", "replicas": None}) == []
+
+
+# ----------------------------------------------------------------------------- metrics
+
+T0 = int(W_FROM.timestamp())
+
+
+def prom(query: str, series: list[tuple[dict[str, str], list[float]]]) -> dict[str, Any]:
+    """A query_metrics answer: the query plus summarize_prom_data of a matrix (1 min steps)."""
+    raw = {
+        "resultType": "matrix",
+        "result": [
+            {"metric": labels, "values": [[T0 + 60 * i, str(v)] for i, v in enumerate(values)]}
+            for labels, values in series
+        ],
+    }
+    return {"query": query, **summarize_prom_data(raw, tz=UTC, max_points=30)}
+
+
+ROSE = [0.12, 0.11, 0.13, 0.12, 0.12, 0.11, 0.95, 0.97, 0.96, 0.98, 0.97, 0.96]
+FLAT = [0.2] * 12
+
+
+def metric_facts(query: str, series: list[tuple[dict[str, str], list[float]]]) -> list[Fact]:
+    return run("query_metrics", prom(query, series), {"query": query})
+
+
+def test_latency_that_rose() -> None:
+    q = (
+        "histogram_quantile(0.99, sum by (le) (rate("
+        'http_server_request_duration_seconds_bucket{service="ledger"}[5m])))'
+    )
+    facts = metric_facts(q, [({}, ROSE)])
+    assert len(facts) == 1
+    f = facts[0]
+    assert f.kind == FactKind.LATENCY
+    assert f.detail["direction"] == "rose"
+    assert f.subject == ObjRef(kind="app", name="ledger")  # from the query's selector
+    assert f.service == "ledger"
+    assert f.time == W_FROM + timedelta(minutes=6)
+
+
+def test_latency_by_peer_is_a_dependency_failure() -> None:
+    q = (
+        "histogram_quantile(0.99, sum by (le, peer) (rate("
+        'client_request_duration_seconds_bucket{service="ledger"}[5m])))'
+    )
+    facts = metric_facts(q, [({"peer": "tally"}, ROSE)])
+    assert len(facts) == 1
+    f = facts[0]
+    assert f.kind == FactKind.DEPENDENCY_FAILURE
+    assert f.objects == [ObjRef(kind="app", name="tally")]
+    assert f.reason == "slow"
+
+
+def test_latency_by_peer_host() -> None:
+    q = (
+        "histogram_quantile(0.99, sum by (le, upstream) "
+        '(rate(upstream_latency_bucket{app="ledger"}[5m])))'
+    )
+    facts = metric_facts(q, [({"upstream": "db.shop.internal"}, ROSE)])
+    assert facts[0].kind == FactKind.DEPENDENCY_FAILURE
+    assert facts[0].objects == [ObjRef(kind="host", name="db.shop.internal")]
+
+
+def test_5xx_series_is_error_rate() -> None:
+    q = 'sum(rate(http_requests_total{service="ledger",code=~"5.."}[5m]))'
+    facts = metric_facts(q, [({}, [0.0, 0.1, 0.0, 0.1, 0.0, 0.1, 4.0, 4.2, 4.1, 3.9, 4.0, 4.1])])
+    assert len(facts) == 1
+    assert facts[0].kind == FactKind.ERROR_RATE
+    assert facts[0].subject == ObjRef(kind="app", name="ledger")
+
+
+def test_throttling_that_rose_is_saturation() -> None:
+    q = 'sum(rate(container_cpu_cfs_throttled_periods_total{container="ledger"}[5m]))'
+    facts = metric_facts(q, [({}, [1, 2, 1, 2, 1, 2, 40, 42, 41, 39, 40, 43])])
+    assert len(facts) == 1
+    assert facts[0].kind == FactKind.SATURATION
+    assert facts[0].subject == ObjRef(kind="app", name="ledger")
+
+
+def test_ratio_pinned_at_one_is_saturation() -> None:
+    q = 'sum(db_pool_in_use{service="ledger"}) / sum(db_pool_max{service="ledger"})'
+    facts = metric_facts(q, [({}, [0.6, 0.7, 0.8, 0.9, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0])])
+    assert len(facts) == 1
+    f = facts[0]
+    assert f.kind == FactKind.SATURATION
+    assert f.severity == "error"
+    assert f.detail["max"] == 1.0 and f.detail["last"] == 1.0
+    assert "pinned" in f.statement
+
+
+def test_flat_series_has_no_fact() -> None:
+    q = 'sum(rate(http_requests_total{service="ledger",code=~"5.."}[5m]))'
+    assert metric_facts(q, [({}, FLAT)]) == []
+    q2 = 'sum(db_pool_in_use{service="ledger"}) / sum(db_pool_max{service="ledger"})'
+    assert metric_facts(q2, [({}, [0.4] * 12)]) == []
+
+
+def test_series_label_beats_the_selector() -> None:
+    q = 'sum by (service) (rate(http_requests_total{code=~"5..", service=~"ledger|tally"}[5m]))'
+    facts = metric_facts(q, [({"service": "tally"}, [0, 0, 0, 0, 0, 0, 3, 3, 3, 3, 3, 3])])
+    assert [f.subject for f in facts] == [ObjRef(kind="app", name="tally")]
+
+
+def test_no_series_no_fact() -> None:
+    assert run("query_metrics", {"query": "up", "series": [], "series_total": 0}) == []
+    assert run("query_metrics", {}) == []
+
+
+# ----------------------------------------------------------------------------- alerts
+
+
+def test_firing_alerts() -> None:
+    data = {
+        "alerts": [
+            {
+                "name": "LedgerHighErrorRate",
+                "state": "firing",
+                "labels": {"alertname": "LedgerHighErrorRate", "service": "ledger"},
+                "annotations": {"summary": "ledger 5xx above 5% for 10m"},
+                "active_at": "2025-06-10T09:22:00Z",
+                "value": "0.081",
+            },
+            {
+                "name": "TallyDiskFilling",
+                "state": "inactive",
+                "labels": {"service": "tally"},
+                "annotations": {},
+            },
+        ],
+        "count": 2,
+    }
+    facts = run("list_alerts", data)
+    assert len(facts) == 1
+    f = facts[0]
+    assert f.kind == FactKind.ALERT
+    assert f.reason == "LedgerHighErrorRate"
+    assert f.subject == ObjRef(kind="app", name="ledger")
+    assert f.message == "ledger 5xx above 5% for 10m"
+    assert f.time == datetime(2025, 6, 10, 9, 22, tzinfo=UTC)
+    assert f.evidence == ["E3"]
+
+
+def test_pending_alert_and_name_from_labels() -> None:
+    data = {"alerts": [{"state": "pending", "labels": {"alertname": "LedgerSlow"}}]}
+    facts = run("list_alerts", data)
+    assert [f.reason for f in facts] == ["LedgerSlow"]
+    assert facts[0].subject is None
