@@ -97,12 +97,12 @@ def _prefill_cache(root: Path) -> int:
     from opsmate.knowledge.embedding_cache import EmbeddingCache, content_hash
     from opsmate.knowledge.embeddings import make_embedder
     from opsmate.knowledge.markdown import load_runbook
-    from opsmate.knowledge.store import index_text
+    from opsmate.knowledge.store import embed_text
 
     emb = make_embedder(EmbeddingConfig())
     assert emb is not None
     texts = [
-        index_text(c.heading_path, c.text)
+        embed_text(c.heading_path, c.text)
         for p in sorted(root.rglob("*.md"))
         for c in load_runbook(p, root).chunks
     ]

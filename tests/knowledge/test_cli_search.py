@@ -44,6 +44,9 @@ def test_json_output_follows_the_contract(index_dir: Path) -> None:
     assert hit["metadata"]["service"] == "order-service"
     assert hit["text"] in hit["parent_text"]
     assert [h["rank"] for h in out["hits"]] == list(range(1, len(out["hits"]) + 1))
+    # without --explain the JSON keeps exactly the keys it had before issue 13
+    assert set(out) == {"query", "hits", "low_evidence", "mode", "warnings"}
+    assert "explain" not in hit
 
 
 def test_modes_top_k_and_filters(index_dir: Path) -> None:
@@ -58,6 +61,25 @@ def test_modes_top_k_and_filters(index_dir: Path) -> None:
     assert proc.returncode == 2 and "colour" in proc.stderr
     proc = run_cli("search", "x", "--index-dir", str(index_dir), "--filter", "service")
     assert proc.returncode == 2 and "key=value" in proc.stderr
+
+
+def test_explain_shows_understanding_and_why_each_hit_ranked(index_dir: Path) -> None:
+    q = "线上 redis 连接打满了能重启吗，从 10:00 开始"
+    rc, out, err = cli_json("search", q, "--index-dir", str(index_dir), "--json", "--explain")
+    assert rc == 0, err
+    assert {"query", "hits", "low_evidence", "explain"} <= set(out)
+    u = out["explain"]["understanding"]
+    assert u["hints"]["environment"] == "prod" and u["hints"]["times"] == ["10:00"]
+    assert {"source": "重启", "added": ["restart"], "kind": "translation"} in u["expansions"]
+    assert out["explain"]["evidence"]["threshold"] > 0
+    hit = out["hits"][0]
+    assert hit["source"] == "redis/restart-prod.md"
+    assert set(hit["explain"]) >= {"fused_rank", "features", "contributions", "final_score"}
+    proc = run_cli("search", q, "--index-dir", str(index_dir), "--explain")
+    assert proc.returncode == 0, proc.stderr
+    text = proc.stdout
+    assert "how the query was understood" in text and "why each hit ranked" in text
+    assert "environment prod" in text and "translation" in text and "redis/restart-prod.md" in text
 
 
 def test_human_output_is_a_table_on_stdout(index_dir: Path) -> None:

@@ -5,7 +5,10 @@ count); 2 when some files were rejected (non-UTF-8, binary, over 2 MiB, broken f
 matter, a folder with no Markdown) - the other files are indexed and published all
 the same, each rejected file is named on stderr and listed in the JSON summary as
 ``errors: [{source, message}]`` - or when the index is locked by another running
-``opsmate index`` (the message names the lock file), or nothing could be indexed.
+``opsmate index`` (the message names the lock file), or nothing could be indexed, or
+the index directory cannot be written: a file, a path under /proc, a read-only mount,
+a full disk (ENOSPC), a file-size limit (EFBIG) - named, with the cause; the index
+published before the run is kept.
 
 ``--json`` prints one summary object on stdout: ``documents``, ``chunks``, ``added``,
 ``updated``, ``removed``, ``unchanged``, ``seconds``, ``chunks_touched``, ``embedded``,
@@ -23,6 +26,7 @@ from pathlib import Path
 
 from opsmate.config import EmbeddingConfig, load_settings
 from opsmate.errors import InputError, UsageError
+from opsmate.fsguard import check_writable_dir, write_failure
 from opsmate.knowledge.generation import Progress
 from opsmate.knowledge.index import IndexSummary, KnowledgeIndex
 from opsmate.knowledge.sources import discover
@@ -86,15 +90,24 @@ def run_index(
             _stderr(f"opsmate: error: {err['message']}")
         raise InputError("nothing to index: no Markdown files found", hint="check the paths")
 
-    index = KnowledgeIndex(settings.resolved_index_dir(index_dir))
+    index_path = settings.resolved_index_dir(index_dir)
+    # a file, /proc, a read-only mount: exit 2, naming the flag or the config key
+    check_writable_dir(index_path, "--index-dir" if index_dir is not None else "index_dir")
+    index = KnowledgeIndex(index_path)
     with _progress_bar(sys.stderr.isatty()) as progress:
-        summary = index.update(
-            files,
-            embedding=emb,
-            lexical_backend=settings.retrieval.bm25_backend,
-            vector_backend=settings.retrieval.vector_backend,
-            progress=progress,
-        )
+        try:
+            summary = index.update(
+                files,
+                embedding=emb,
+                lexical_backend=settings.retrieval.bm25_backend,
+                vector_backend=settings.retrieval.vector_backend,
+                progress=progress,
+            )
+        except Exception as exc:  # a full disk (ENOSPC), a size limit (EFBIG), ...
+            failure = write_failure(exc, index_path)
+            if failure is None:
+                raise
+            raise failure from exc
     summary.errors = errors + summary.errors
     for w in summary.warnings:
         _stderr(f"opsmate: warning: {w}")

@@ -9,6 +9,11 @@
   The index and the embedding model are loaded once.
 - ``--filter key=value`` (repeatable; service, environment, status) is applied inside
   both BM25 and vector search.
+- ``--explain``: how the query was understood (glossary expansions, environment /
+  service / time / version hints, error signature, intents) and, per hit, its ranks in
+  BM25, vectors and the fusion, its rerank features and their contributions. With
+  ``--json`` it adds ``explain`` to the response and to each hit; the other keys are
+  unchanged.
 
 A missing or empty index is exit 2 with a message saying to run ``opsmate index``.
 """
@@ -22,6 +27,7 @@ from typing import Any
 
 from opsmate.config import load_settings
 from opsmate.errors import InputError, UsageError
+from opsmate.fsguard import check_readable_dir
 from opsmate.knowledge.corpus import normalize_filters
 from opsmate.knowledge.retrieve import MODES, open_retriever
 from opsmate.knowledge.types import SearchResponse
@@ -100,49 +106,90 @@ def run_search(
     include_deprecated: bool,
     json_out: bool,
     config_path: Path | None,
+    explain: bool = False,
 ) -> None:
     """Search the index; see the module docstring."""
     if (query is None or not query.strip()) and batch is None:
         raise UsageError("give a QUERY or --batch FILE.jsonl")
     if query is not None and batch is not None:
         raise UsageError("give either a QUERY or --batch FILE.jsonl, not both")
+    if query is not None:
+        _check_text(query)
     _check_mode(mode)
     flt = parse_filters(filters)
     items = read_batch(batch) if batch is not None else []
     settings = load_settings(config_path)
+    check_readable_dir(  # a file, /proc: exit 2, naming the flag or the config key
+        settings.resolved_index_dir(index_dir), "--index-dir" if index_dir else "index_dir"
+    )
     retriever = open_retriever(index_dir, settings)
+    from opsmate.tools.redact import Redactor
+
+    redactor = Redactor(settings.tools.redact_patterns)  # runbook text is printed: redact it
 
     if batch is not None:
         for item in items:
-            resp = retriever.search(
+            resp = redactor.clean(retriever.search(
                 item["query"],
                 top_k=item.get("top_k", top_k),
                 mode=item.get("mode", mode),
                 filters=item.get("filters", flt),
                 include_deprecated=include_deprecated,
-            )
-            _write_json({"id": item["id"], **resp.model_dump(mode="json")})
+                explain=explain,
+            ))  # fmt: skip
+            _write_json(redactor.clean({"id": item["id"], **_dump(resp)}))
         sys.stdout.flush()
         return
     assert query is not None
-    resp = retriever.search(
-        query,
-        top_k=top_k,
-        mode=mode,  # type: ignore[arg-type]
-        filters=dict(flt),
-        include_deprecated=include_deprecated,
+    resp = redactor.clean(
+        retriever.search(
+            query,
+            top_k=top_k,
+            mode=mode,  # type: ignore[arg-type]
+            filters=dict(flt),
+            include_deprecated=include_deprecated,
+            explain=explain,
+        )
     )
     for w in resp.warnings:
         sys.stderr.write(f"opsmate: warning: {w}\n")
     if json_out:
-        _write_json(resp.model_dump(mode="json"))
+        _write_json(_dump(resp))
     else:
         _print_table(resp)
+        if explain:
+            _print_explain(resp)
     sys.stdout.flush()
 
 
+def _dump(resp: SearchResponse) -> dict[str, Any]:
+    """The JSON of a response; ``explain`` keys only when asked for (the contract's keys stay)."""
+    out = resp.model_dump(mode="json")
+    if resp.explain is None:
+        out.pop("explain", None)
+        for h in out["hits"]:
+            h.pop("explain", None)
+    return out
+
+
+def _check_text(query: str) -> None:
+    """UsageError for a QUERY holding bytes that are not UTF-8 (they arrive as surrogates)."""
+    try:
+        query.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = ord(query[exc.start])
+        byte = f"byte 0x{bad - 0xDC00:02x}" if 0xDC80 <= bad <= 0xDCFF else f"U+{bad:04X}"
+        raise UsageError(
+            f"QUERY is not valid UTF-8 text ({byte} at character {exc.start + 1})",
+            hint="check the terminal's encoding (LANG / LC_ALL), or put the query in a "
+            "--batch file",
+        ) from None
+
+
 def _write_json(obj: dict[str, Any]) -> None:
-    line = json.dumps(obj, ensure_ascii=False) + "\n"
+    from opsmate.textsafe import dumps_json
+
+    line = dumps_json(obj) + "\n"  # no raw control character in a JSON string
     buf = getattr(sys.stdout, "buffer", None)
     if buf is not None:
         sys.stdout.flush()
@@ -182,3 +229,75 @@ def _print_table(resp: SearchResponse) -> None:
         console.print(
             "[yellow]low evidence: the best match is weak; the runbooks may not cover this[/]"
         )
+
+
+def _print_explain(resp: SearchResponse) -> None:
+    """``--explain`` in words: the query as understood, then why each hit ranked there."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    ex = resp.explain or {}
+    u = ex.get("understanding") or {}
+    console = Console(soft_wrap=True, highlight=False)
+    out: list[str] = ["[bold]how the query was understood[/bold]"]
+    out.append(f"  searched   {escape(str(u.get('searched_text', resp.query)))}")
+    out.extend(f"  embedded   {escape(str(t))}" for t in u.get("embedded_text") or [])
+    for e in u.get("expansions") or []:
+        added = ", ".join(str(a) for a in e.get("added") or [])
+        out.append(f"  {e.get('kind', ''):<10} {escape(str(e.get('source')))} -> {escape(added)}")
+    hints = u.get("hints") or {}
+    parts = [
+        f"{k} {v}"
+        for k, v in (
+            ("environment", hints.get("environment")),
+            ("services", ", ".join(hints.get("services") or [])),
+            ("time", ", ".join(hints.get("times") or [])),
+            ("version", hints.get("version")),
+            ("labels", ", ".join(f"{a}={b}" for a, b in (hints.get("labels") or {}).items())),
+        )
+        if v
+    ]
+    if hints.get("wants_old_version"):
+        parts.append("asks about an old version (deprecated runbooks searched too)")
+    if parts:
+        out.append(f"  hints      {escape(' · '.join(parts))} (ranking boosts, never filters)")
+    sig = u.get("signature")
+    if sig:
+        exc = sig.get("qualified") or sig.get("exception")
+        bits = [b for b in (exc, ", ".join(sig.get("codes") or []), sig.get("template")) if b]
+        out.append(f"  signature  {escape(' · '.join(bits))}")
+    if u.get("intents"):
+        out.append(f"  intents    {escape(' | '.join(u['intents']))} (searched apart, fused)")
+    if u.get("follow_up_of"):
+        out.append(f"  follow-up  completed from: {escape(str(u['follow_up_of']))}")
+    if u.get("unknown_products"):
+        out.append(f"  products   no runbook is about: {escape(', '.join(u['unknown_products']))}")
+    ev = ex.get("evidence") or {}
+    sig_txt = ", ".join(f"{k} {v}" for k, v in (ev.get("signals") or {}).items() if v is not None)
+    verdict = "LOW" if ev.get("low") else "enough"
+    out.append(f"  evidence   {ev.get('value')} vs threshold {ev.get('threshold')}: {verdict} "
+               f"({escape(sig_txt)})")  # fmt: skip
+    stages = " -> ".join(ex.get("stages") or [])
+    out.append(f"  ranking    {ex.get('lexical')} + vectors, {stages}")
+    model = ex.get("model_rerank")
+    if model:
+        what = f"ranking {model.get('ranking')}" if model.get("applied") else model.get("reason")
+        out.append(f"  model      {escape(str(model.get('model', '')))}: {escape(str(what))}")
+    out.append("[bold]why each hit ranked where it did[/bold]")
+    for h in resp.hits:
+        e = h.explain or {}
+        where = " › ".join(h.heading_path[1:]) or (h.heading_path[0] if h.heading_path else "")
+        out.append(f"  #{h.rank} {escape(h.source)} › {escape(where)}  score {h.score:.3f}")
+        ranks = [f"{k.split('_')[0]} #{e[k]}" for k in ("bm25_rank", "vector_rank", "fused_rank")
+                 if e.get(k) is not None]  # fmt: skip
+        if e.get("model_rank") is not None:
+            ranks.append(f"model #{e['model_rank']}")
+        out.append(f"      {' · '.join(ranks) or 'no rank information'}")
+        contrib = e.get("contributions") or {}
+        feats = e.get("features") or {}
+        if feats:
+            top = sorted(feats, key=lambda k: -abs(contrib.get(k, 0.0)))
+            out.append("      " + "  ".join(f"{k} {feats[k]:.2f}→{contrib.get(k, 0.0):+.2f}"
+                                            for k in top if feats[k]))  # fmt: skip
+    for line in out:
+        console.print(line)

@@ -52,6 +52,7 @@ _CJK_CLASS = (
 _ALNUM = rf"[^\W{_CJK_CLASS}]"
 _WORD_RE = re.compile(rf"{_ALNUM}+(?:[-./:@]{_ALNUM}+)*")
 _CJK_RUN_RE = re.compile(rf"[{_CJK_CLASS}]+")
+_CJK_PUNCT_RE = re.compile(r"[\u3000-\u303f\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65]")
 _TOKEN_RE = re.compile(rf"(?P<cjk>[{_CJK_CLASS}]+)|(?P<word>{_ALNUM}+(?:[-./:@]{_ALNUM}+)*)")
 
 _SPLIT_LEVELS: tuple[re.Pattern[str], ...] = (
@@ -249,3 +250,34 @@ def expand_query(text: str) -> str:
     """
     extra = glossary_terms(text)
     return f"{text} {' '.join(extra)}" if extra else text
+
+
+def translate_cjk(text: str) -> str:
+    """``text`` with each CJK run replaced, in place, by the English of its glossary terms.
+
+    What the (English-only) embedding model reads for Chinese text: ``节点磁盘满，Pod 被驱逐``
+    becomes ``node disk full, Pod evicted``. Untranslated CJK is dropped; text
+    without CJK is returned unchanged.
+    """
+    if not _CJK_RUN_RE.search(text):
+        return text
+    gl = _glossary()
+
+    def run_english(m: re.Match[str]) -> str:
+        run = m.group(0)
+        covered = bytearray(len(run))
+        found: list[tuple[int, str]] = []
+        for term in _glossary_by_length():
+            if len(term) > len(run):
+                continue
+            start = run.find(term)
+            while start != -1:
+                end = start + len(term)
+                if not any(covered[start:end]):
+                    covered[start:end] = b"\x01" * len(term)
+                    found.append((start, term))
+                start = run.find(term, end)
+        words = [" ".join(gl[t]) for _, t in sorted(found)]
+        return f" {' '.join(words)} " if words else " "
+
+    return " ".join(_CJK_PUNCT_RE.sub(" ", _CJK_RUN_RE.sub(run_english, text)).split())

@@ -21,10 +21,12 @@ from opsmate.config import Settings
 from opsmate.errors import OpsmateError
 from opsmate.knowledge.corpus import ChunkText, Corpus, DocInfo
 from opsmate.knowledge.embeddings import Embedder, make_embedder, onnx_available
+from opsmate.knowledge.fields import FieldIndex, chunk_fields
 from opsmate.knowledge.lexical import build_lexical
+from opsmate.knowledge.rerank_model import model_reranker_from_config
 from opsmate.knowledge.retrieve import HybridRetriever
 from opsmate.knowledge.sources import discover, read_checked
-from opsmate.knowledge.store import MemoryStore, index_text
+from opsmate.knowledge.store import MemoryStore, embed_text, index_text
 from opsmate.knowledge.vectors import NumpyVectors
 
 
@@ -64,6 +66,8 @@ def retriever_for_dir(runbooks_dir: Path, settings: Settings | None = None) -> H
     texts: list[ChunkText] = []
     terms: list[list[str]] = []
     embed_texts: list[str] = []
+    field_docs: list[dict[str, list[str]]] = []
+    field_memo: dict[str, list[str]] = {}
     for f in files:
         try:
             read_checked(f)
@@ -82,7 +86,8 @@ def retriever_for_dir(runbooks_dir: Path, settings: Settings | None = None) -> H
             doc_of.append(len(docs) - 1)
             texts.append(ChunkText(c.heading_path, c.text, parents.get(c.parent_id, c.text)))
             terms.append(tokenize(text))
-            embed_texts.append(text)
+            embed_texts.append(embed_text(c.heading_path, c.text))
+            field_docs.append(chunk_fields(terms[-1], c.heading_path, meta, field_memo))
 
     import numpy as np
 
@@ -95,11 +100,17 @@ def retriever_for_dir(runbooks_dir: Path, settings: Settings | None = None) -> H
         lexical=build_lexical(terms, settings.retrieval.bm25_backend),
         store=MemoryStore(texts, terms),
         warnings=warnings,
+        fields=FieldIndex.build(field_docs),
     )
     reason = _local_embedder_possible(settings)
     if reason is not None:
         warnings.append(reason)
-        return HybridRetriever(corpus, None, config=settings.retrieval)
+        return HybridRetriever(
+            corpus,
+            None,
+            config=settings.retrieval,
+            model_reranker=model_reranker_from_config(settings),
+        )
 
     holder: dict[str, Embedder | None] = {}
 
@@ -133,4 +144,9 @@ def retriever_for_dir(runbooks_dir: Path, settings: Settings | None = None) -> H
 
     corpus.model_id = "pending"  # known once the model is loaded (first vector query)
     corpus.vectors_loader = vectors
-    return HybridRetriever(corpus, embedder, config=settings.retrieval)
+    return HybridRetriever(
+        corpus,
+        embedder,
+        config=settings.retrieval,
+        model_reranker=model_reranker_from_config(settings),
+    )

@@ -25,6 +25,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from opsmate.errors import UsageError
+from opsmate.knowledge.fields import FieldIndex
 from opsmate.knowledge.lexical import LexicalIndex
 from opsmate.knowledge.vectors import ChromaVectors, NumpyVectors
 
@@ -101,6 +102,10 @@ class ChunkStore(Protocol):
 
     def terms(self, position: int) -> list[str]: ...
 
+    def heads_and_terms(self, positions: list[int]) -> dict[int, tuple[list[str], list[str]]]:
+        """(heading path, BM25 terms) of several chunks at once (ranking features)."""
+        ...
+
 
 @dataclass
 class Corpus:
@@ -118,8 +123,28 @@ class Corpus:
     keys: list[str] = field(default_factory=list)  # chroma ids (rowids) by position
     vectors_loader: Callable[[], NumpyVectors | ChromaVectors | None] | None = None
     warnings: list[str] = field(default_factory=list)
+    fields: FieldIndex | None = None  # BM25F over body, headings, metadata, symptoms
     _pos_of_key: dict[str, int] | None = None
     _masks: dict[Any, np.ndarray] = field(default_factory=dict)
+    _groups: dict[str, dict[Any, np.ndarray]] = field(default_factory=dict)
+    cache: dict[str, Any] = field(default_factory=dict)  # per-snapshot memo for ranking
+
+    def positions_of(self, kind: str, key: Any) -> np.ndarray:
+        """Positions of one document (``kind="doc"``, key = doc index) or one parent section
+        (``kind="parent"``, key = (doc index, parent id)); grouped once per snapshot."""
+        groups = self._groups.get(kind)
+        if groups is None:
+            buckets: dict[Any, list[int]] = {}
+            for p in range(self.size):
+                k = (
+                    int(self.doc_of[p])
+                    if kind == "doc"
+                    else (int(self.doc_of[p]), self.parent_ids[p])
+                )
+                buckets.setdefault(k, []).append(p)
+            groups = {k: np.asarray(v, dtype=np.int64) for k, v in buckets.items()}
+            self._groups[kind] = groups
+        return groups.get(key, np.zeros(0, dtype=np.int64))
 
     @property
     def size(self) -> int:

@@ -11,9 +11,10 @@ The golden file is a YAML list of ``{id, query, relevant: [source, ...], lang, k
 directory (or ``--index-dir``), each query is searched in ``bm25``, ``vector`` and
 ``hybrid`` mode, and relevance is judged per runbook (see :mod:`.metrics`).
 
-``--calibrate`` prints the evidence score (see :mod:`.retrieve`) of the golden
-queries and of out-of-scope queries (``--negatives``), and the threshold that keeps
-at most 5% of the answerable queries from being flagged ``low_evidence``.
+``--calibrate`` prints the evidence value (see :mod:`.evidence`) of the golden
+queries and of out-of-scope queries (``--negatives``), the share of each the current
+threshold flags ``low_evidence``, and the threshold that would flag at most 4% of the
+answerable queries.
 """
 
 from __future__ import annotations
@@ -81,6 +82,7 @@ def evaluate(
                     "recall@5": recall_at_k(ranked, rel, 5),
                     "mrr@10": mrr_at_k(ranked, rel, 10),
                     "ndcg@10": ndcg_at_k(ranked, rel, 10),
+                    "low_evidence": resp.low_evidence,
                     "top": ranked[:5],
                 }
             )
@@ -94,6 +96,7 @@ def evaluate(
             "recall@5": mean(r["recall@5"] for r in rows),
             "mrr@10": mean(r["mrr@10"] for r in rows),
             "ndcg@10": mean(r["ndcg@10"] for r in rows),
+            "low_evidence": mean(float(r["low_evidence"]) for r in rows),
             "ms_per_query": 1000 * elapsed / max(len(rows), 1),
             "groups": {g: mean(v) for g, v in sorted(groups.items())},
             "per_query": rows,
@@ -104,34 +107,39 @@ def evaluate(
 def calibrate(
     retriever: HybridRetriever, golden: list[dict[str, Any]], negatives: list[str]
 ) -> dict[str, Any]:
-    """Evidence of answerable vs out-of-scope queries; thresholds flagging <= 5% answerable.
+    """Evidence of answerable vs out-of-scope queries under the rule of :mod:`.evidence`.
 
-    Two scales, as in :mod:`.retrieve`: with vectors ``max(cosine, 0.6 * coverage)``,
-    BM25 alone ``coverage``.
+    For each scale (``vectors``: hybrid search; ``bm25``: BM25 alone) the evidence value
+    of every query (after the unknown-product penalty), the share flagged by the current
+    threshold, and the threshold that would flag at most 4% of the answerable queries
+    (a margin under the 5% goal).
     """
-    from opsmate.knowledge.retrieve import LEXICAL_EVIDENCE_SCALE
-
     out: dict[str, Any] = {}
-    sig_pos = [retriever.signals(str(g["query"])) for g in golden]
-    sig_neg = [retriever.signals(q) for q in negatives]
-    scales = {
-        "bm25": lambda cov, cos: cov,
-        "vectors": lambda cov, cos: max(cos, LEXICAL_EVIDENCE_SCALE * cov),
-    }
-    for name, fn in scales.items():
-        if name == "vectors" and any(c is None for _, c in sig_pos):
+    has_vectors = retriever.corpus.model_id is not None
+    for name, mode in (("vectors", "hybrid"), ("bm25", "bm25")):
+        if name == "vectors" and not has_vectors:
             continue
-        pos = sorted(fn(cov, cos) for cov, cos in sig_pos)
-        neg = sorted(fn(cov, cos) for cov, cos in sig_neg)
-        thr = pos[int(0.05 * len(pos))] if pos else 0.0
+        ev_pos = [_evidence(retriever, str(g["query"]), mode) for g in golden]
+        ev_neg = [_evidence(retriever, q, mode) for q in negatives]
+        pos = sorted(v for v, _ in ev_pos)
+        neg = sorted(v for v, _ in ev_neg)
+        thr = ev_pos[0][1] if ev_pos else 0.0
+        suggested = pos[int(0.04 * len(pos))] if pos else 0.0
         out[name] = {
-            "suggested_threshold": round(thr, 3),
+            "threshold": thr,
             "flagged_answerable": sum(p < thr for p in pos) / max(len(pos), 1),
             "flagged_out_of_scope": sum(n < thr for n in neg) / max(len(neg), 1),
+            "suggested_threshold": round(suggested, 3),
             "answerable": [round(p, 3) for p in pos],
             "out_of_scope": [round(n, 3) for n in neg],
         }
     return out
+
+
+def _evidence(retriever: HybridRetriever, query: str, mode: str) -> tuple[float, float]:
+    resp = retriever.search(query, mode=mode, explain=True)  # type: ignore[arg-type]
+    ev = (resp.explain or {}).get("evidence") or {}
+    return float(ev.get("value", 0.0)), float(ev.get("threshold", 0.0))
 
 
 def format_table(report: dict[str, Any]) -> str:
@@ -190,9 +198,10 @@ def main(argv: list[str] | None = None) -> int:
                 )
     for name, c in (cal or {}).items():
         print(
-            f"\nlow_evidence ({name}): suggested threshold {c['suggested_threshold']} "
-            f"flags {c['flagged_answerable']:.0%} of answerable and "
-            f"{c['flagged_out_of_scope']:.0%} of out-of-scope queries"
+            f"\nlow_evidence ({name}): threshold {c['threshold']} flags "
+            f"{c['flagged_answerable']:.1%} of answerable and "
+            f"{c['flagged_out_of_scope']:.0%} of out-of-scope queries "
+            f"(threshold flagging at most 4% of answerable: {c['suggested_threshold']})"
         )
         print("  answerable, lowest :", " ".join(f"{v:.2f}" for v in c["answerable"][:12]))
         print("  out-of-scope       :", " ".join(f"{v:.2f}" for v in c["out_of_scope"]))

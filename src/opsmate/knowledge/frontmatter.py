@@ -1,7 +1,10 @@
 """Runbook front matter: YAML text -> validated :class:`RunbookMeta`.
 
 Errors name the runbook and the line (1-based, counted in the whole file, where
-line 1 is the opening ``---``), so a user can fix the file without guessing.
+line 1 is the opening ``---``), so a user can fix the file without guessing. The YAML
+is read through :mod:`opsmate.safeyaml`: nesting deeper than :data:`MAX_DEPTH` and any
+alias (``*name``: a 418-byte alias bomb would otherwise cost seconds and hundreds of
+MiB) are refused, so one hostile runbook is rejected and the rest are indexed.
 """
 
 from __future__ import annotations
@@ -14,6 +17,11 @@ from pydantic import ValidationError
 
 from opsmate.errors import InputError
 from opsmate.knowledge.types import RunbookCheck, RunbookMeta
+from opsmate.safeyaml import Limits, load_single
+
+#: nesting a front matter may have (``checks: [{args: {...}}]`` needs 4)
+MAX_DEPTH = 16
+_LIMITS = Limits(max_depth=MAX_DEPTH, aliases=False)
 
 #: Dummy values substituted for check-argument placeholders before validation.
 PLACEHOLDERS: dict[str, str] = {
@@ -115,8 +123,7 @@ def parse_front_matter(content: str, source: str, first_line: int = 2) -> Runboo
     matter that is not a mapping, a bad ``status`` or a malformed ``checks`` entry.
     """
     try:
-        node = yaml.compose(content, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(content)
+        data, node = load_single(content, _LIMITS)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         line = first_line + mark.line if mark is not None else first_line - 1

@@ -21,7 +21,7 @@ from opsmate.knowledge.corpus import DocInfo, chroma_metadata
 from opsmate.knowledge.embedding_cache import EmbeddingCache
 from opsmate.knowledge.embeddings import EmbeddingUnavailable, make_embedder
 from opsmate.knowledge.manifest import Manifest
-from opsmate.knowledge.store import index_text
+from opsmate.knowledge.store import embed_text
 from opsmate.knowledge.vectors import VECTORS_FILE, ChromaVectors
 
 GENS = "gens"
@@ -69,7 +69,7 @@ def build_vectors(
     try:
         mat, embedded = cache.embed_cached(
             embedder.model_id,
-            [index_text(*texts[r[0]]) for r in missing],
+            [embed_text(*texts[r[0]]) for r in missing],
             embedder.embed,
             on_batch=tick,
             batch=max(embedding.batch_size, 1) * 4,

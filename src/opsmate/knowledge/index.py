@@ -4,7 +4,8 @@ Layout of an index directory::
 
     manifest.sqlite3     documents, versions, chunks, parents, the published pointer
     gens/<n>/            one published generation: rowids.npy (chunk order),
-                         lexical/ (BM25 files), vectors.npy (numpy backend), gen.json
+                         lexical/ (BM25 files), fields/ (BM25F over body, headings,
+                         metadata, symptoms), vectors.npy (numpy backend), gen.json
     chroma/              chromadb collections (only with retrieval.vector_backend: chroma)
     index.lock           held by the one running `opsmate index`
 
@@ -49,6 +50,7 @@ from opsmate.errors import IndexLockedError, InputError
 from opsmate.knowledge.corpus import Corpus
 from opsmate.knowledge.embedding_cache import content_hash
 from opsmate.knowledge.embeddings import config_to_spec, onnx_model_dir
+from opsmate.knowledge.fields import FIELDS_DIR, FIELDS_VERSION, FieldIndex, chunk_fields
 from opsmate.knowledge.generation import GENS, Progress, add_to_chroma, build_vectors
 from opsmate.knowledge.lexical import build_lexical
 from opsmate.knowledge.manifest import Manifest, split_terms
@@ -101,6 +103,21 @@ def _embedding_key(config: EmbeddingConfig) -> str:
         model_file = Path(config.model_path).expanduser()
     size = model_file.stat().st_size if model_file and model_file.is_file() else None
     return json.dumps([config.backend, config.model_path, config.url, config.model, size])
+
+
+def build_field_index(m: Manifest, rows: list[Any], terms: list[list[str]]) -> FieldIndex:
+    """The BM25F index of a generation: stored terms, heading paths, runbook metadata."""
+    metas = {
+        d: {**json.loads(meta), "title": title}
+        for d, title, meta in m.conn.execute("SELECT id, title, meta_json FROM documents")
+    }
+    memo: dict[str, list[str]] = {}
+    return FieldIndex.build(
+        [
+            chunk_fields(t, json.loads(r[4]), metas.get(r[1], {}), memo)
+            for r, t in zip(rows, terms, strict=True)
+        ]
+    )
 
 
 class KnowledgeIndex:
@@ -216,6 +233,7 @@ class KnowledgeIndex:
             or (embedding.backend != "none" and not m.get_meta("embedding_model"))  # retry
             or m.get_meta("lexical_backend") != s.lexical_backend
             or m.get_meta("vector_backend") != s.vector_backend
+            or m.get_meta("fields_version") != FIELDS_VERSION
         )
         if need:
             self._build_and_publish(m, gen + 1, new_ids, embedding, s, progress)
@@ -296,7 +314,9 @@ class KnowledgeIndex:
         vectors, model_id = built.matrix, built.model_id
         s.embedded = built.embedded
         s.warnings.extend(built.warnings)
-        lexical = build_lexical([split_terms(r[3]) for r in rows], s.lexical_backend)  # type: ignore[arg-type]
+        terms = [split_terms(r[3]) for r in rows]
+        lexical = build_lexical(terms, s.lexical_backend)  # type: ignore[arg-type]
+        fields = build_field_index(m, rows, terms)
 
         gens = self.dir / GENS
         tmp = gens / f"{gen}.tmp"
@@ -306,6 +326,7 @@ class KnowledgeIndex:
         tmp.mkdir(parents=True)
         np.save(tmp / "rowids.npy", rowids)
         lexical.save(tmp / "lexical")
+        fields.save(tmp / FIELDS_DIR)
         if vectors is not None and s.vector_backend == "numpy":
             NumpyVectors(vectors).save(tmp)
         info = {"generation": gen, "model_id": model_id, "chunks": len(rows)}
@@ -332,6 +353,7 @@ class KnowledgeIndex:
             m.set_meta("embedding_key", _embedding_key(embedding))
             m.set_meta("lexical_backend", s.lexical_backend)
             m.set_meta("vector_backend", s.vector_backend)
+            m.set_meta("fields_version", FIELDS_VERSION)
             m.bump_revision()
         self._cleanup(m, gen, model_id if s.vector_backend == "chroma" else None)
 

@@ -20,6 +20,7 @@ Queries see a consistent picture by reading inside one transaction.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -101,6 +102,24 @@ def manifest_path(index_dir: Path) -> Path:
     return index_dir / MANIFEST_NAME
 
 
+def _connect(path: Path, create: bool) -> sqlite3.Connection:
+    """A connection to the manifest. A reader of an index in a directory it cannot write
+    (a read-only mount: SQLite cannot create the WAL's ``-shm`` file there) falls back to
+    opening the file ``immutable``, which is true of it: nobody can change it there."""
+    conn = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
+    if create or os.access(path.parent, os.W_OK):
+        return conn
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return conn
+    except sqlite3.OperationalError:
+        conn.close()
+    uri = path.resolve().as_uri() + "?immutable=1"
+    return sqlite3.connect(
+        uri, uri=True, timeout=30.0, isolation_level=None, check_same_thread=False
+    )
+
+
 class Manifest:
     """Thin wrapper over the manifest database (one connection, this thread)."""
 
@@ -116,9 +135,7 @@ class Manifest:
         try:
             # one connection may serve several threads (the TUI searches from workers);
             # ``lock`` serialises its use
-            self.conn = sqlite3.connect(
-                path, timeout=30.0, isolation_level=None, check_same_thread=False
-            )
+            self.conn = _connect(path, create)
             self.lock = threading.RLock()
             self.conn.execute("PRAGMA busy_timeout=30000")
             if create:
@@ -129,7 +146,8 @@ class Manifest:
             self.conn.execute("PRAGMA synchronous=NORMAL")
             version = self.get_meta("schema_version")
         except sqlite3.DatabaseError as exc:
-            raise KnowledgeIndexError(f"runbook index {path} is unreadable: {exc}") from exc
+            state = "cannot be written" if create else "is unreadable"
+            raise KnowledgeIndexError(f"runbook index {path} {state}: {exc}") from exc
         if version != SCHEMA_VERSION:
             raise KnowledgeIndexError(
                 f"runbook index {path} has schema {version!r}, this opsmate needs "

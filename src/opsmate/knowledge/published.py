@@ -10,6 +10,7 @@ import numpy as np
 
 from opsmate.errors import KnowledgeIndexError
 from opsmate.knowledge.corpus import Corpus, DocInfo
+from opsmate.knowledge.fields import FIELDS_DIR, FieldIndex
 from opsmate.knowledge.generation import GENS
 from opsmate.knowledge.lexical import load_lexical
 from opsmate.knowledge.manifest import Manifest
@@ -61,6 +62,7 @@ def load_corpus(index_dir: Path, m: Manifest) -> tuple[Corpus, str | None]:
             doc_of[i] = doc_index[row[3]]
             visible[i] = True
     lexical = load_lexical(folder / "lexical")
+    fields = FieldIndex.load(folder / FIELDS_DIR)  # None for a generation built before it
     corpus = Corpus(
         chunk_ids=chunk_ids,
         parent_ids=parent_ids,
@@ -71,6 +73,7 @@ def load_corpus(index_dir: Path, m: Manifest) -> tuple[Corpus, str | None]:
         store=ManifestStore(m, rowids),
         model_id=model_id,
         keys=[str(r) for r in rowids.tolist()],
+        fields=fields if fields is not None and fields.n_docs == n else None,
     )
     if model_id and vector_backend == "numpy" and (folder / "vectors.npy").exists():
         corpus.vectors = NumpyVectors.load(folder)

@@ -1,34 +1,29 @@
-"""Hybrid runbook retrieval: filtered BM25 + filtered vectors, RRF, parent expansion, rerank.
+"""Hybrid runbook retrieval: understand, BM25F + vectors, RRF, rerank, parent expansion.
 
 One query:
 
-1. Chinese ops terms are expanded with their English equivalents
-   (``analyzers.expand_query``) before BM25 and before embedding.
-2. BM25 top-N and vector top-N (N = ``retrieval.candidates``, 30), each with the
-   metadata filters applied *inside* the search (a mask before the top-N is chosen;
-   a ``where`` clause for chromadb), so a filter never empties a result list that
-   had matching chunks further down.
-3. Reciprocal rank fusion by chunk: ``score = sum(1 / (k + rank))`` with k = 60
-   (``retrieval.rrf_k``). In ``bm25`` / ``vector`` mode the score is the BM25 score /
-   the cosine similarity instead.
-4. The rerank hook (:class:`Reranker`; default pass-through) reorders the fused list.
-5. Parent expansion: each hit carries its enclosing section (``parent_text``); a
-   chunk whose parent is already in the results is dropped, so two children of one
+1. **Understanding** (:mod:`.query`): glossary expansions (Chinese, jargon, aliases),
+   error signature, identifiers split, environment / service / time / version hints,
+   intents, follow-up completion. The plan gives weighted BM25 terms and the text the
+   embedding model sees.
+2. **Lexical**: BM25F over body, headings, runbook metadata and symptom sections
+   (:mod:`.fields`) when the index has it, else plain BM25 over the indexed text; and
+   **vectors**: the cosine with every chunk. Top-N each (N = ``retrieval.candidates``),
+   the metadata filters applied *inside* both (a mask before the top-N is chosen).
+3. **Fusion**: reciprocal rank fusion by chunk (k = ``retrieval.rrf_k``, 60); the BM25
+   list is weighted by how much of the query it explains (:func:`lexical_weight`).
+   A multi-intent question is searched once per intent and the lists are fused again.
+4. **Rerank** (hybrid mode): the feature stage (:mod:`.rerank`) re-scores the top
+   ``retrieval.rerank_depth``; with ``retrieval.rerank_model`` a model reorders the top
+   few under a time budget (:mod:`.rerank_model`); then the :class:`Reranker` hook
+   (default pass-through).
+5. **Parent expansion**: each hit carries its enclosing section; two children of one
    section are one hit.
-6. ``low_evidence``: true when the best evidence is weak. Two signals, both 0..1:
-   the cosine similarity of the best vector match, and the *coverage* of the best
-   of the top three BM25 chunks (the share of the query's IDF mass it contains;
-   query terms unknown to the whole index count with the highest IDF). With vectors
-   the evidence is ``max(cosine, 0.6 * coverage)`` (coverage rescues exact error
-   codes and identifiers that MiniLM embeds poorly) and the threshold is
-   :data:`LOW_EVIDENCE_THRESHOLD`; BM25 alone uses ``coverage`` against
-   :data:`LOW_EVIDENCE_COVERAGE`. Both were calibrated with ``python -m
-   opsmate.knowledge.evaluate --calibrate``: the value that flags at most 5% of the
-   116 answerable golden queries (whose deliberately word-disjoint paraphrases score
-   as low as cosine 0.24), which flags about half of 28 out-of-scope ops questions
-   (``tests/knowledge/out_of_scope.yaml``: MongoDB, Vault, VPN, ...). The flag is a
-   hint to say "not found" rather than a guarantee. ``retrieval.low_evidence_threshold``
-   overrides the vector threshold.
+6. **low_evidence** (:mod:`.evidence`): true when the best evidence is weak or the
+   question is about a product no runbook mentions.
+
+In ``bm25`` / ``vector`` mode the score is the BM25(F) score / the cosine and no rerank
+runs: those modes show one side alone.
 """
 
 from __future__ import annotations
@@ -42,32 +37,26 @@ import numpy as np
 
 from opsmate.config import RetrievalConfig
 from opsmate.errors import UsageError
-from opsmate.knowledge.corpus import Corpus, normalize_filters
+from opsmate.knowledge.corpus import Corpus, Filters, normalize_filters
 from opsmate.knowledge.embeddings import Embedder
+from opsmate.knowledge.evidence import LEXICAL_EVIDENCE_SCALE, judge
+from opsmate.knowledge.hits import build_hits, one_per_parent
 from opsmate.knowledge.lexical import query_coverage, top_n
-from opsmate.knowledge.types import SearchHit, SearchMode, SearchResponse
+from opsmate.knowledge.rerank import Candidate, FeatureReranker
+from opsmate.knowledge.types import SearchMode, SearchResponse
+from opsmate.knowledge.vocabulary import corpus_vocabulary
 
 if TYPE_CHECKING:
     from opsmate.config import Settings
+    from opsmate.knowledge.query import QueryContext, QueryPlan, Vocabulary
+    from opsmate.knowledge.rerank_model import ModelReranker
 
-LOW_EVIDENCE_THRESHOLD = 0.34
-LOW_EVIDENCE_COVERAGE = 0.10
-LEXICAL_EVIDENCE_SCALE = 0.6
+__all__ = ["LEXICAL_EVIDENCE_SCALE", "Candidate", "HybridRetriever", "open_retriever"]
+
 LEXICAL_COVERAGE_FLOOR = 0.15
 LEXICAL_COVERAGE_FULL = 0.45
+INTENT_WEIGHT = 0.8  # weight of each intent's list against the whole question's
 MODES = ("hybrid", "bm25", "vector")
-
-
-@dataclass
-class Candidate:
-    """A chunk position in the fused list, with what each side said about it."""
-
-    pos: int
-    score: float
-    bm25_rank: int | None = None
-    bm25_score: float | None = None
-    vector_rank: int | None = None
-    vector_similarity: float | None = None
 
 
 class Reranker(Protocol):
@@ -79,7 +68,7 @@ class Reranker(Protocol):
 
 
 class PassThroughReranker:
-    """The default: keeps the fused order."""
+    """The default hook: keeps the order."""
 
     def rerank(self, query: str, candidates: list[Candidate], corpus: Corpus) -> list[Candidate]:
         return candidates
@@ -114,6 +103,17 @@ def lexical_weight(coverage: float) -> float:
     return float(min(1.0, max(0.0, (coverage - LEXICAL_COVERAGE_FLOOR) / span)))
 
 
+@dataclass
+class Side:
+    """What one plan (the question, or one of its intents) retrieved."""
+
+    bm25: list[tuple[int, float]]
+    vec: list[tuple[int, float]]
+    fused: list[tuple[int, float]]
+    coverage: float
+    sims: np.ndarray | None  # cosine with every chunk (numpy vector store)
+
+
 class HybridRetriever:
     """The :class:`~opsmate.knowledge.types.Retriever` over a :class:`Corpus`."""
 
@@ -125,19 +125,18 @@ class HybridRetriever:
         config: RetrievalConfig | None = None,
         reranker: Reranker | None = None,
         warnings: list[str] | None = None,
+        model_reranker: ModelReranker | None = None,
     ) -> None:
         self._corpus = corpus
         self._embedder = embedder
         self._embedder_ready = not callable(embedder) or hasattr(embedder, "embed")
         self.config = config or RetrievalConfig()
         self.reranker: Reranker = reranker or PassThroughReranker()
+        self.feature_reranker = FeatureReranker(depth=self.config.rerank_depth)
+        self.model_reranker = model_reranker
         self.warnings = warnings if warnings is not None else []
-        self.threshold = (
-            self.config.low_evidence_threshold
-            if self.config.low_evidence_threshold is not None
-            else LOW_EVIDENCE_THRESHOLD
-        )
         self._qcache: dict[str, np.ndarray] = {}
+        self.understanding = "full"  # "basic": no query understanding (for comparisons)
 
     @property
     def corpus(self) -> Corpus:
@@ -150,18 +149,52 @@ class HybridRetriever:
             self._embedder_ready = True
         return self._embedder  # type: ignore[return-value]
 
-    def _embed_query(self, text: str) -> np.ndarray | None:
-        if text in self._qcache:
-            return self._qcache[text]
-        emb = self.embedder()
-        if emb is None:
-            return None
-        vec = emb.embed([text])[0]
-        if len(self._qcache) > 256:
-            self._qcache.clear()
-        self._qcache[text] = vec
-        return vec
+    def _embed(self, texts: list[str]) -> list[np.ndarray] | None:
+        """Query vectors for ``texts`` (one model call for the ones not cached)."""
+        missing = [t for t in dict.fromkeys(texts) if t not in self._qcache]
+        if missing:
+            emb = self.embedder()
+            if emb is None:
+                return None
+            if len(self._qcache) > 256:
+                self._qcache.clear()
+            self._qcache.update(zip(missing, emb.embed(missing), strict=True))
+        return [self._qcache[t] for t in texts]
 
+    def query_vectors(self, plans: list[QueryPlan]) -> list[np.ndarray] | None:
+        """One vector per plan: the normalised mean of its ``embed_texts`` (one model call)."""
+        groups = [p.embed_texts or [p.embed_text] for p in plans]
+        vecs = self._embed([t for g in groups for t in g])
+        if vecs is None:
+            return None
+        out, i = [], 0
+        for g in groups:
+            v = np.sum(vecs[i : i + len(g)], axis=0)
+            out.append((v / max(float(np.linalg.norm(v)), 1e-12)).astype(np.float32))
+            i += len(g)
+        return out
+
+    # -- understanding ----------------------------------------------------------------
+    def vocabulary(self, corpus: Corpus) -> Vocabulary:
+        """Service and environment names and the terms of ``corpus`` (memoised per snapshot)."""
+        return corpus_vocabulary(corpus)
+
+    def understand(self, query: str, context: QueryContext | None = None) -> QueryPlan:
+        """The :class:`~opsmate.knowledge.query.QueryPlan` of ``query`` over this corpus."""
+        from opsmate.knowledge.glossary import load_glossary
+        from opsmate.knowledge.query import understand, understand_basic
+
+        if self.understanding == "basic":
+            return understand_basic(query)
+        glossary = load_glossary(tuple(self.config.glossary))
+        return understand(
+            query.strip(),
+            glossary=glossary,
+            vocabulary=corpus_vocabulary(self.corpus),
+            context=context,
+        )
+
+    # -- search -----------------------------------------------------------------------
     def search(
         self,
         query: str,
@@ -170,54 +203,43 @@ class HybridRetriever:
         mode: SearchMode = "hybrid",
         filters: dict[str, Any] | None = None,
         include_deprecated: bool = False,
+        explain: bool = False,
+        context: QueryContext | None = None,
     ) -> SearchResponse:
-        """Ranked chunks for ``query`` (see the module docstring for the steps)."""
-        from opsmate.knowledge.analyzers import expand_query, tokenize
+        """Ranked chunks for ``query`` (see the module docstring for the steps).
 
+        ``context`` (previous question, task-state terms) completes follow-up questions;
+        ``explain`` adds how the query was understood and why each hit ranked where it did.
+        """
         if mode not in MODES:
             raise UsageError(f"unknown search mode '{mode}'", hint="use hybrid, bm25 or vector")
         corpus = self.corpus
         notes: list[str] = []
+        plan = self.understand(query, context)
         flt = normalize_filters(filters)
-        mask = corpus.mask(flt, include_deprecated)
+        old_ok = include_deprecated or (plan.wants_old and "status" not in flt)
+        mask = corpus.mask(flt, old_ok)
         n = max(self.config.candidates, top_k)
-        q = expand_query(query.strip())
-
-        bm25: list[tuple[int, float]] = []
-        terms: list[str] = []
-        if mode in ("hybrid", "bm25"):
-            terms = tokenize(q)
-            bm25 = top_n(corpus.lexical.scores(terms), n, mask)
-
-        vec: list[tuple[int, float]] = []
-        use_vectors = mode in ("hybrid", "vector")
-        if use_vectors and (corpus.model_id is None or corpus.vector_store() is None):
-            if mode == "vector":
-                raise UsageError(
-                    "this index has no vectors (built with embedding backend none)",
-                    hint="use --mode bm25, or re-index with --embedding onnx",
-                )
-            notes.append("no embedding vectors in this index: BM25 only")
-            use_vectors = False
+        use_vectors = mode in ("hybrid", "vector") and self._vectors_usable(corpus, mode, notes)
+        plans = [plan, *(self.understand(i) for i in plan.intents)]
+        qvecs: list[np.ndarray] | None = None
         if use_vectors:
-            qv = self._embed_query(q)
-            if qv is None:
+            qvecs = self.query_vectors(plans)
+            if qvecs is None:
                 if mode == "vector":
                     raise UsageError("the embedding model of this index is not available")
                 notes.append("embedding model unavailable: BM25 only")
-            else:
-                vec = corpus.vector_search(qv, n, flt, include_deprecated, mask)
-
-        coverage = self._coverage(corpus, terms, bm25)
-        if mode == "bm25" or not vec:
-            fused = bm25
-        elif mode == "vector" or not bm25:
-            fused = vec
-        else:
-            weights = [lexical_weight(coverage), 1.0]
-            fused = rrf_fuse([bm25, vec], self.config.rrf_k, weights)
-        b_rank = {p: (i + 1, s) for i, (p, s) in enumerate(bm25)}
-        v_rank = {p: (i + 1, s) for i, (p, s) in enumerate(vec)}
+        sides = [
+            self._side(corpus, p, None if qvecs is None else qvecs[i], mode, n, flt, old_ok, mask)
+            for i, p in enumerate(plans)
+        ]
+        main = sides[0]
+        fused = main.fused
+        if len(sides) > 1:
+            weights = [1.0] + [INTENT_WEIGHT] * (len(sides) - 1)
+            fused = rrf_fuse([s.fused for s in sides], self.config.rrf_k, weights)
+        b_rank = {p: (i + 1, s) for i, (p, s) in enumerate(main.bm25)}
+        v_rank = {p: (i + 1, s) for i, (p, s) in enumerate(main.vec)}
         cands = [
             Candidate(
                 pos=p,
@@ -229,87 +251,107 @@ class HybridRetriever:
             )
             for p, score in fused
         ]
+        stages = ["fusion"]
+        model_info: dict[str, Any] | None = None
+        if mode == "hybrid" and self.config.rerank == "features":
+            cands = self.feature_reranker.rerank(plan, cands, corpus, main.sims)
+            stages.append("features")
+        if mode == "hybrid" and self.model_reranker is not None and cands:
+            cands, model_info = self.model_reranker.rerank(plan, cands, corpus)
+            stages.append("model" if model_info.get("applied") else "model (not applied)")
         cands = self.reranker.rerank(query, cands, corpus)
 
-        chosen: list[Candidate] = []
-        seen_parents: set[tuple[int, str]] = set()
-        for c in cands:
-            key = (int(corpus.doc_of[c.pos]), corpus.parent_ids[c.pos])
-            if key in seen_parents:
-                continue
-            seen_parents.add(key)
-            chosen.append(c)
-            if len(chosen) >= top_k:
-                break
-
-        evidence, threshold = self._evidence(coverage, vec[0][1] if vec else None)
-        return SearchResponse(
+        chosen = one_per_parent(corpus, cands, top_k)
+        ev = judge(plan, main.coverage, main.vec[0][1] if main.vec else None, cands, self.config)
+        resp = SearchResponse(
             query=query,
-            hits=self._hits(corpus, chosen),
-            low_evidence=evidence < threshold,
+            hits=build_hits(corpus, chosen, self.feature_reranker.weights if explain else None),
+            low_evidence=ev.low,
             mode=mode,
             warnings=list(dict.fromkeys([*self.warnings, *corpus.warnings, *notes])),
         )
+        if explain:
+            resp.explain = {
+                "understanding": plan.to_json(),
+                "lexical": "bm25f (fields)" if corpus.fields is not None else "bm25",
+                "stages": stages,
+                "rerank_weights": self.feature_reranker.weights if "features" in stages else None,
+                "model_rerank": model_info,
+                "deprecated_included_for_old_version": old_ok and not include_deprecated,
+                "evidence": ev.to_json(),
+            }
+        return resp
+
+    def _vectors_usable(self, corpus: Corpus, mode: str, notes: list[str]) -> bool:
+        if corpus.model_id is not None and corpus.vector_store() is not None:
+            return True
+        if mode == "vector":
+            raise UsageError(
+                "this index has no vectors (built with embedding backend none)",
+                hint="use --mode bm25, or re-index with --embedding onnx",
+            )
+        notes.append("no embedding vectors in this index: BM25 only")
+        return False
+
+    def lexical_scores(self, corpus: Corpus, plan: QueryPlan) -> np.ndarray:
+        """BM25F scores (or plain BM25 when the index has no field index) of weighted terms."""
+        if corpus.fields is not None:
+            return corpus.fields.scores(plan.lexical)
+        out = np.zeros(corpus.lexical.n_docs, dtype=np.float32)
+        by_weight: dict[float, list[str]] = {}
+        for t, w in plan.lexical:
+            by_weight.setdefault(w, []).append(t)
+        for w, terms in by_weight.items():
+            out += np.float32(w) * corpus.lexical.scores(terms)
+        return out
+
+    def lexical_ranking(
+        self, corpus: Corpus, plan: QueryPlan, n: int, mask: np.ndarray
+    ) -> list[tuple[int, float]]:
+        """The lexical side's top ``n`` (position, score) allowed by ``mask``."""
+        return top_n(self.lexical_scores(corpus, plan), n, mask)
+
+    def _side(
+        self,
+        corpus: Corpus,
+        plan: QueryPlan,
+        qv: np.ndarray | None,
+        mode: str,
+        n: int,
+        flt: Filters,
+        old_ok: bool,
+        mask: np.ndarray,
+    ) -> Side:
+        bm25: list[tuple[int, float]] = []
+        if mode in ("hybrid", "bm25"):
+            bm25 = self.lexical_ranking(corpus, plan, n, mask)
+        vec: list[tuple[int, float]] = []
+        sims: np.ndarray | None = None
+        if qv is not None:
+            store = corpus.vector_store()
+            from opsmate.knowledge.vectors import NumpyVectors
+
+            if isinstance(store, NumpyVectors):
+                sims = store.similarities(qv)
+                vec = store.search(qv, n, mask, sims=sims)
+            else:
+                vec = corpus.vector_search(qv, n, flt, old_ok, mask)
+        coverage = self._coverage(corpus, plan, bm25)
+        if mode == "bm25" or not vec:
+            fused = bm25
+        elif mode == "vector" or not bm25:
+            fused = vec
+        else:
+            fused = rrf_fuse([bm25, vec], self.config.rrf_k, [lexical_weight(coverage), 1.0])
+        return Side(bm25, vec, fused, coverage, sims)
 
     @staticmethod
-    def _coverage(corpus: Corpus, terms: list[str], bm25: list[tuple[int, float]]) -> float:
-        """Best share of the query's IDF mass held by one of the top 3 BM25 chunks (0..1)."""
+    def _coverage(corpus: Corpus, plan: QueryPlan, bm25: list[tuple[int, float]]) -> float:
+        """Best share of the query's own IDF mass held by one of the top 3 BM25 chunks."""
         if not bm25:
             return 0.0
-        return max(
-            query_coverage(corpus.lexical, terms, corpus.store.terms(p)) for p, _ in bm25[:3]
-        )
-
-    def _evidence(self, coverage: float, cosine: float | None) -> tuple[float, float]:
-        """(evidence, threshold): see ``low_evidence`` in the module docstring."""
-        if cosine is None:
-            return coverage, LOW_EVIDENCE_COVERAGE
-        return max(cosine, LEXICAL_EVIDENCE_SCALE * coverage), self.threshold
-
-    def signals(self, query: str) -> tuple[float, float | None]:
-        """(BM25 coverage, best cosine or None) of an unfiltered query (for calibration)."""
-        from opsmate.knowledge.analyzers import expand_query, tokenize
-
-        corpus = self.corpus
-        q = expand_query(query.strip())
-        terms = tokenize(q)
-        mask = corpus.mask({}, False)
-        bm25 = top_n(corpus.lexical.scores(terms), self.config.candidates, mask)
-        cosine = None
-        if corpus.model_id is not None and corpus.vector_store() is not None:
-            qv = self._embed_query(q)
-            if qv is not None:
-                vec = corpus.vector_search(qv, 1, {}, False, mask)
-                cosine = vec[0][1] if vec else 0.0
-        return self._coverage(corpus, terms, bm25), cosine
-
-    def _hits(self, corpus: Corpus, chosen: list[Candidate]) -> list[SearchHit]:
-        texts = corpus.store.texts([c.pos for c in chosen])
-        hits: list[SearchHit] = []
-        for c in chosen:
-            t = texts.get(c.pos)
-            if t is None:  # removed by a concurrent cleanup
-                continue
-            doc = corpus.docs[int(corpus.doc_of[c.pos])]
-            hits.append(
-                SearchHit(
-                    rank=len(hits) + 1,
-                    score=round(float(c.score), 6),
-                    chunk_id=corpus.chunk_ids[c.pos],
-                    source=doc.source,
-                    heading_path=t.heading_path,
-                    text=t.text,
-                    parent_text=t.parent_text,
-                    doc_version=doc.version,
-                    metadata=doc.meta,
-                    bm25_rank=c.bm25_rank,
-                    vector_rank=c.vector_rank,
-                    vector_similarity=(
-                        round(c.vector_similarity, 6) if c.vector_similarity is not None else None
-                    ),
-                )
-            )
-        return hits
+        own = [t for t, w in plan.lexical if w >= 1.0]
+        return max(query_coverage(corpus.lexical, own, corpus.store.terms(p)) for p, _ in bm25[:3])
 
 
 def open_retriever(
@@ -323,12 +365,13 @@ def open_retriever(
     Raises KnowledgeIndexError (exit 2) when the index is missing or empty. The query
     embedder is the model the index was built with, loaded on the first vector query
     and never downloaded; when it is unavailable, search falls back to BM25 with a
-    warning.
+    warning. ``retrieval.rerank_model`` (when not ``none``) is loaded on first use.
     """
     from opsmate.config import Settings
     from opsmate.errors import KnowledgeIndexError, OpsmateError
     from opsmate.knowledge.embeddings import make_embedder
     from opsmate.knowledge.index import KnowledgeIndex
+    from opsmate.knowledge.rerank_model import model_reranker_from_config
 
     settings = settings or Settings()
     folder = settings.resolved_index_dir(index_dir)
@@ -360,5 +403,10 @@ def open_retriever(
 
     # ``notes`` is shared: what the lazy embedder factory reports shows up in responses
     return HybridRetriever(
-        index.corpus, embedder, config=settings.retrieval, reranker=reranker, warnings=notes
+        index.corpus,
+        embedder,
+        config=settings.retrieval,
+        reranker=reranker,
+        warnings=notes,
+        model_reranker=model_reranker_from_config(settings),
     )

@@ -6,6 +6,9 @@ the chunk text, then the English equivalents of the Chinese ops terms it contain
 (``analyzers.expand_query``), so an English question reaches a Chinese runbook the
 same way a Chinese question reaches an English one. Displayed text never has them.
 
+``embed_text`` is what the embedding model embeds: the same text with Chinese runs
+translated in place into the English of their glossary terms (MiniLM reads English only).
+
 ``strategy_version`` changes whenever chunking, the analyzer or ``index_text``
 changes; documents indexed under another strategy are re-indexed.
 """
@@ -26,7 +29,7 @@ from opsmate.knowledge.manifest import split_terms
 if TYPE_CHECKING:
     from opsmate.knowledge.manifest import Manifest
 
-INDEX_TEXT_VERSION = "it-1"
+INDEX_TEXT_VERSION = "it-2"
 
 
 def index_text(heading_path: list[str], text: str) -> str:
@@ -36,6 +39,20 @@ def index_text(heading_path: list[str], text: str) -> str:
     header = " › ".join(h for h in heading_path if h)
     full = f"{header}\n{text}" if header else text
     return expand_query(full)
+
+
+def embed_text(heading_path: list[str], text: str) -> str:
+    """What the embedding model embeds: :func:`index_text`, Chinese translated in place.
+
+    MiniLM reads English only, so a Chinese chunk is embedded as the English of its
+    glossary terms in their order (``analyzers.translate_cjk``), identifiers and
+    commands kept. English chunks embed exactly their index text.
+    """
+    from opsmate.knowledge.analyzers import translate_cjk
+
+    header = " › ".join(h for h in heading_path if h)
+    full = f"{header}\n{text}" if header else text
+    return translate_cjk(full)
 
 
 @lru_cache(maxsize=1)
@@ -84,6 +101,18 @@ class ManifestStore:
             ).fetchone()
         return [] if row is None else split_terms(row[0])
 
+    def heads_and_terms(self, positions: list[int]) -> dict[int, tuple[list[str], list[str]]]:
+        pos_of = {int(self._rowids[p]): p for p in positions}
+        if not pos_of:
+            return {}
+        marks = ",".join("?" * len(pos_of))
+        with self._m.lock:
+            rows = self._m.conn.execute(
+                f"SELECT rowid, heading_path, terms FROM chunks WHERE rowid IN ({marks})",
+                list(pos_of),
+            ).fetchall()
+        return {pos_of[r[0]]: (json.loads(r[1]), split_terms(r[2])) for r in rows}
+
 
 class MemoryStore:
     """Chunk texts held in memory (the bundle retriever)."""
@@ -97,3 +126,6 @@ class MemoryStore:
 
     def terms(self, position: int) -> list[str]:
         return self._terms[position]
+
+    def heads_and_terms(self, positions: list[int]) -> dict[int, tuple[list[str], list[str]]]:
+        return {p: (self._texts[p].heading_path, self._terms[p]) for p in positions}

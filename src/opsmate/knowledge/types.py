@@ -91,6 +91,7 @@ class SearchHit(BaseModel):
     bm25_rank: int | None = None
     vector_rank: int | None = None
     vector_similarity: float | None = None
+    explain: dict[str, Any] | None = None  # why it ranked here (search --explain)
 
 
 class SearchResponse(BaseModel):
@@ -99,6 +100,7 @@ class SearchResponse(BaseModel):
     low_evidence: bool
     mode: str = "hybrid"
     warnings: list[str] = Field(default_factory=list)
+    explain: dict[str, Any] | None = None  # how the query was understood (search --explain)
 
 
 SearchMode = Literal["hybrid", "bm25", "vector"]

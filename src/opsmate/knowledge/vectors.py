@@ -41,14 +41,25 @@ class NumpyVectors:
     def save(self, folder: Path) -> None:
         np.save(folder / VECTORS_FILE, self.matrix)
 
+    def similarities(self, query: np.ndarray) -> np.ndarray:
+        """Cosine of ``query`` with every row (the rerank stage reuses it)."""
+        if self.matrix.shape[0] == 0:
+            return np.zeros(0, dtype=np.float32)
+        # einsum runs single-threaded: a BLAS matvec wakes its thread pool, which on a
+        # busy 2-core machine costs more than the product itself (0.3 ms at 10k x 384)
+        return np.einsum("ij,j->i", self.matrix, np.asarray(query, dtype=np.float32).ravel())
+
     def search(
-        self, query: np.ndarray, n: int, mask: np.ndarray | None = None
+        self,
+        query: np.ndarray,
+        n: int,
+        mask: np.ndarray | None = None,
+        sims: np.ndarray | None = None,
     ) -> list[tuple[int, float]]:
         if self.matrix.shape[0] == 0:
             return []
-        # einsum runs single-threaded: a BLAS matvec wakes its thread pool, which on a
-        # busy 2-core machine costs more than the product itself (0.3 ms at 10k x 384)
-        sims = np.einsum("ij,j->i", self.matrix, np.asarray(query, dtype=np.float32).ravel())
+        if sims is None:
+            sims = self.similarities(query)
         if mask is not None:
             sims = np.where(mask, sims, -np.inf)
         k = min(n, sims.shape[0])
