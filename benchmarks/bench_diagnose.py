@@ -4,6 +4,7 @@ Usage::
 
     .venv/bin/python benchmarks/bench_diagnose.py                 # --model none, demo bundles
     .venv/bin/python benchmarks/bench_diagnose.py --scenarios     # + evals/scenarios/*
+    .venv/bin/python benchmarks/bench_diagnose.py --blind         # + evals/blind*/*
     .venv/bin/python benchmarks/bench_diagnose.py --model gguf:PATH [--bundle DIR]
 
 For ``--model none`` each bundle is run as a fresh process (``opsmate diagnose --bundle
@@ -32,7 +33,7 @@ REPO = Path(__file__).resolve().parent.parent
 OPSMATE = Path(sys.executable).parent / "opsmate"
 
 
-def _bundles(with_scenarios: bool) -> list[Path]:
+def _bundles(with_scenarios: bool, blind: bool = False) -> list[Path]:
     sys.path.insert(0, str(REPO / "src"))
     from opsmate import paths
 
@@ -41,6 +42,11 @@ def _bundles(with_scenarios: bool) -> list[Path]:
         found += sorted(
             p for p in (REPO / "evals" / "scenarios").glob("*") if (p / "bundle.yaml").is_file()
         )
+    if blind:  # incidents written by people who never saw the engine (some with 20k lines)
+        for folder in ("blind", "blind2"):
+            found += sorted(
+                p for p in (REPO / "evals" / folder).glob("*") if (p / "bundle.yaml").is_file()
+            )
     return found
 
 
@@ -165,6 +171,7 @@ def main() -> None:
         "--bundle", type=Path, help="bundle for the model run (default: the first demo)"
     )
     ap.add_argument("--scenarios", action="store_true", help="also time evals/scenarios/*")
+    ap.add_argument("--blind", action="store_true", help="also time evals/blind*/*")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--max-steps", type=int, default=12)
     ap.add_argument("--out", type=Path, help="write the results as JSON")
@@ -174,7 +181,7 @@ def main() -> None:
         bundle = args.bundle or _bundles(False)[0]
         print(json.dumps(one_model_run(args.model, bundle, args.max_steps)))
         return
-    bundles = _bundles(args.scenarios)
+    bundles = _bundles(args.scenarios, args.blind)
     results: dict[str, Any] = {
         "machine": os.uname().nodename,
         "cpus": os.cpu_count(),

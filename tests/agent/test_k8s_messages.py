@@ -305,7 +305,12 @@ def test_evicted_with_low_on_resource() -> None:
     r = read_message("Evicted", msg, NS)
     assert r is not None
     assert r.kind == K.EVICTED
-    assert r.detail == {"resource": "ephemeral-storage"}
+    assert r.detail == {
+        "resource": "ephemeral-storage",
+        "container": "ledger",
+        "usage": "3Gi",
+        "request": "0",
+    }
 
 
 def test_eviction_named_only_in_the_message() -> None:

@@ -281,8 +281,8 @@ def test_subject_pods_when_list_cut() -> None:
     assert result_checks("subject_pods_when_list_cut", res, ctx) == [
         Check(
             "list_pods",
-            {"namespace": NS, "label_selector": "app=ledger"},
-            "the pod list was cut before ledger: its pods alone",
+            {"namespace": NS, "name": "ledger"},
+            "the pod list was cut before ledger: its pods",
         )
     ]
 
@@ -291,7 +291,7 @@ def test_subject_pods_when_list_cut_uses_the_subject_namespace() -> None:
     ctx = rctx(subject=Subject(names=["ledger"], namespace="billing"))
     res = envelope("list_pods", data={"pods": [{"name": "alpha-0"}]}, complete=False)
     checks = result_checks("subject_pods_when_list_cut", res, ctx)
-    assert [c.args for c in checks] == [{"namespace": "billing", "label_selector": "app=ledger"}]
+    assert [c.args for c in checks] == [{"namespace": "billing", "name": "ledger"}]
 
 
 @pytest.mark.parametrize(

@@ -69,6 +69,21 @@ def test_a_named_target_port_the_pods_do_not_declare() -> None:
     assert "named targetPort `http`" in fact.statement
 
 
+def test_a_numeric_target_port_nothing_listens_on() -> None:
+    f = Feed()
+    f.objects("Service", [svc("api", {"app": "api"}, ports=[{"port": 80, "targetPort": 8080}])])
+    listening = [{"name": "app", "image": "i", "ports": [{"name": "http", "containerPort": 9090}]}]
+    f.pods([pod("api-1", {"app": "api"}, containers=listening)])
+    [fact] = f.facts(K.MISCONFIGURATION)
+    assert "targetPort 8080, but its pods' containers listen on 9090" in fact.statement
+    assert fact.reason == "TargetPortNotListening" and fact.severity == "error"
+    # pods that declare no ports prove nothing
+    g = Feed()
+    g.objects("Service", [svc("api", {"app": "api"}, ports=[{"port": 80, "targetPort": 8080}])])
+    g.pods([pod("api-1", {"app": "api"})])
+    assert g.facts(K.MISCONFIGURATION) == []
+
+
 # ----------------------------------------------------------------------------- ingress
 
 

@@ -64,3 +64,11 @@ def test_rollout_history_carries_each_revisions_changes() -> None:
 def test_malformed_templates_give_no_changes_and_no_error() -> None:
     assert template_changes({"spec": "x"}, {"spec": {"template": []}}) == []
     assert template_changes(None, rs(1, [])) == ["container app added"]
+
+
+def test_container_ports_are_compared() -> None:
+    a = rs(1, [])
+    b = rs(2, [])
+    a["spec"]["template"]["spec"]["containers"][0]["ports"] = [{"containerPort": 8080}]
+    b["spec"]["template"]["spec"]["containers"][0]["ports"] = [{"containerPort": 9090}]
+    assert "container app: ports 8080 -> 9090" in template_changes(a, b)

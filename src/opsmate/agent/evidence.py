@@ -82,7 +82,7 @@ class EvidenceStore:
                 status=result.status,
             )
         )
-        self.results[eid] = result
+        self.results[eid] = result.full()  # the analyzers read the whole (redacted) answer
         return eid
 
     # -- runbooks --------------------------------------------------------------------

@@ -49,6 +49,7 @@ from opsmate.agent.runbooks import (
     RunbookLibrary,
 )
 from opsmate.agent.state import ActionTried, PendingCheck, TaskState
+from opsmate.agent.subject import names_mentioned
 from opsmate.knowledge.types import Retriever
 from opsmate.llm.base import ChatModel
 from opsmate.tools.executor import Executor
@@ -380,8 +381,22 @@ class Investigation:
         if not eid:
             return []
         self.ctx.eid = eid
-        facts = observe(result, self.ctx) + observe_graph(self.ctx)
+        facts = observe(result.full(), self.ctx) + observe_graph(self.ctx)
+        self._late_subject()
         return [f for f in facts if self.state.upsert_fact(f)]
+
+    def _late_subject(self) -> None:
+        """A question that names its subject only in words ("the nightly revenue report"):
+        the objects seen so far whose every name part it says become the subject."""
+        subject = self.state.subject
+        if subject.names or not self.state.questions:
+            return
+        seen = [n for objs in self.e.graph.objects.values() for (_, n) in objs]
+        seen += [s for s in self.state.constraints.services]
+        found = names_mentioned(self.state.questions[0], seen)
+        if found:
+            subject.names.extend(found)
+            self.notes.append(f"the question's subject read as {', '.join(found)}")
 
     def _react(self, result: Any, new: list[Fact]) -> None:
         """Queue what the rules propose for the new facts and the result."""
@@ -397,7 +412,7 @@ class Investigation:
                 self.e.store.runbook_text.get(rid, "") for rid, _ in self.e.docs.values()
             ).lower(),
         )
-        for p in propose(new, result, rctx):
+        for p in propose(new, result.full(), rctx):
             self.planner.add(
                 PendingCheck(
                     tool=p.check.tool,

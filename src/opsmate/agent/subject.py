@@ -10,6 +10,8 @@ and a workload named in the question matches its pods, ReplicaSets and Jobs' pod
 
 from __future__ import annotations
 
+import re
+
 from pydantic import BaseModel, Field
 
 from opsmate.agent.observe.facts import FactKind
@@ -51,3 +53,21 @@ class Subject(BaseModel):
         if self.namespace:
             return f"the namespace {self.namespace}"
         return "the system"
+
+
+def names_mentioned(question: str, names: list[str], limit: int = 2) -> list[str]:
+    """Object names the question describes in words: every part of the name (two parts at
+    least) appears in it — "the nightly revenue report" names ``revenue-report-nightly``,
+    "the checkout api" names ``checkout-api``. Plural and other endings are forgiven."""
+    words = [w for w in re.findall(r"[a-z0-9]+", question.lower()) if len(w) >= 2]
+
+    def said(part: str) -> bool:
+        return any(w == part or (len(part) >= 4 and w.startswith(part)) for w in words)
+
+    found: list[str] = []
+    for name in sorted(set(names), key=len, reverse=True):
+        parts = [p for p in name.lower().split("-") if p and not p.isdigit()]
+        overlaps = any(f.startswith(name + "-") or name.startswith(f + "-") for f in found)
+        if len(parts) >= 2 and all(len(p) >= 3 and said(p) for p in parts) and not overlaps:
+            found.append(name)
+    return found[:limit]

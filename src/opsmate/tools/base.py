@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 ToolStatus = Literal["success", "partial", "no_data", "error", "rejected"]
 
@@ -65,10 +65,17 @@ class ToolResult(BaseModel):
     # extensions (optional, additive)
     redactions: int = 0
     args: dict[str, Any] = Field(default_factory=dict)
+    # the whole answer when ``data`` was cut to the size budget: what the engine's analyzers
+    # read (a model, the report and the audit log see the envelope above); never serialised
+    _full: ToolResult | None = PrivateAttr(default=None)
 
     @property
     def ok(self) -> bool:
         return self.status in ("success", "partial", "no_data")
+
+    def full(self) -> ToolResult:
+        """The uncut result when ``data`` was cut to the size budget, else this one."""
+        return self._full if self._full is not None else self
 
 
 class ToolFailure(Exception):

@@ -29,7 +29,13 @@ from opsmate.tools.shaping import (
     pod_summary,
 )
 from opsmate.tools.shaping import rollout_history as shape_rollout
-from opsmate.tools.shaping_k8s_common import object_name, object_namespace, str_map
+from opsmate.tools.shaping_k8s_common import (
+    name_matches,
+    object_name,
+    object_namespace,
+    str_map,
+    text,
+)
 from opsmate.tools.shaping_k8s_objects import shape_object
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -80,13 +86,16 @@ def list_pods(r: Replay, args: s.ListPodsArgs, ctx: CallContext) -> ToolOutput:
             p
             for p in _objects(r, "Pod", namespaces)
             if matches_label_selector(str_map(_get(p, "metadata", "labels")), args.label_selector)
+            and name_matches(text(_get(p, "metadata", "name")), args.name)
         ]
     except ValueError as exc:
         raise ToolFailure("bad_request", f"argument 'label_selector': {exc}") from exc
     return ToolOutput(
         status="success" if pods else "no_data",
         data={"pods": [pod_summary(p, tz=r.tz) for p in pods], "count": len(pods)},
-        scope=_scope(r, label_selector=args.label_selector, **_ns_scope(namespaces)),
+        scope=_scope(
+            r, label_selector=args.label_selector, name=args.name, **_ns_scope(namespaces)
+        ),
         source_refs=[_ref(p) for p in pods],
     )
 

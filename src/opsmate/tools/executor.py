@@ -159,7 +159,9 @@ class Executor:
             )
         result.elapsed_ms = int((time.monotonic() - started) * 1000)
         try:
+            full = result._full
             result = self._redact(result)
+            result._full = self._redact(full) if full is not None else None
         except Exception as exc:  # never let unredacted data through
             result = ToolResult(
                 call_id=call_id,
@@ -249,7 +251,10 @@ class Executor:
         )
         budget = spec.token_budget or self.config.result_token_budget
         fitted = fit_to_budget(result, budget)
-        return self._resume_cut_page(fitted, result, scoped, skipped)
+        final = self._resume_cut_page(fitted, result, scoped, skipped)
+        if final.truncated is not None and fitted is not result:
+            final._full = result  # the analyzers read everything; the envelope stays in budget
+        return final
 
     @staticmethod
     def _resume_cut_page(

@@ -44,7 +44,7 @@ from opsmate.tools.shaping import (
     pod_summary,
     rollout_history,
 )
-from opsmate.tools.shaping_k8s_common import object_name, object_namespace
+from opsmate.tools.shaping_k8s_common import name_matches, object_name, object_namespace
 
 if TYPE_CHECKING:
     from opsmate.config import KubernetesSource, Settings
@@ -286,11 +286,12 @@ class KubernetesTools:
         namespaces = ss.namespaces(args.namespace)
         pods, complete = ss.list_all("pods", ss.cl.core.list_namespaced_pod, namespaces,
                                  label_selector=args.label_selector)  # fmt: skip
+        pods = [p for p in pods if name_matches(object_name(p), args.name)]
         pods.sort(key=lambda p: (object_namespace(p), object_name(p)))
         return ToolOutput(
             status="success" if pods else "no_data",
             data={"pods": [pod_summary(p) for p in pods], "count": len(pods)},
-            scope=ss.scope(namespaces, label_selector=args.label_selector),
+            scope=ss.scope(namespaces, label_selector=args.label_selector, name=args.name),
             complete=complete,
             source_refs=[_ref(p, "Pod") for p in pods],
         )

@@ -98,6 +98,11 @@ def _specificity(name: str) -> int:
     return 3  # a plain word (Redis, database)
 
 
+_SOURCE_FILE = re.compile(
+    r"\.(?:go|py|java|kt|scala|js|mjs|ts|rb|rs|c|cc|cpp|h|hpp|cs|php|ex|exs|erl|swift)$", re.I
+)
+
+
 def hosts_in(text: str) -> list[str]:
     """Dependencies named in ``text`` (host:port, URL hosts, ``connect to X``, ``host: X``
     ...), most specific first, generic words left out."""
@@ -117,6 +122,8 @@ def _hosts_in(text: str) -> list[str]:
             if not h or base in _NOT_NAMES or base.isdigit() or len(h) < 2:
                 continue
             if _TIMEISH.fullmatch(h):  # "T11:55" of a timestamp, "v2", "E1120"
+                continue
+            if _SOURCE_FILE.search(h):  # "reflector.go:232": a source line, not a host
                 continue
             if name not in out:
                 out.append(name)

@@ -58,6 +58,10 @@ class LogStatsArgs(_Args):
 class ListPodsArgs(_Args):
     namespace: str | None = None
     label_selector: str | None = Field(None, description="e.g. app=order-service")
+    name: str | None = Field(
+        None,
+        description="a pod name, or a workload name: its pods (name-<hash>...) are listed",
+    )
     environment: str | None = None
 
 

@@ -181,3 +181,11 @@ def opt_selector(value: Any) -> dict[str, Any] | None:
 
 def strings(value: Any) -> list[str]:
     return [str(v) for v in as_list(value) if v is not None]
+
+
+def name_matches(name: str | None, wanted: str | None) -> bool:
+    """Whether an object called ``name`` is ``wanted`` or one of its children
+    (``web-7d9f8c6b5-x2x1q`` for ``web``); no ``wanted``: everything."""
+    if not wanted:
+        return True
+    return bool(name) and (name == wanted or str(name).startswith(wanted + "-"))

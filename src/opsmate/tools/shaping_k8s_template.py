@@ -56,6 +56,11 @@ def _containers(template_owner: Any) -> dict[str, dict[str, Any]]:
                 "env": _env(c),
                 "command": " ".join(strings(get(c, "command"))),
                 "args": " ".join(strings(get(c, "args"))),
+                "ports": sorted(
+                    str(get(p, "containerPort"))
+                    for p in as_list(get(c, "ports"))
+                    if get(p, "containerPort") is not None
+                ),
                 "limits": str_map(get(res, "limits")),
                 "requests": str_map(get(res, "requests")),
             }
@@ -84,6 +89,9 @@ def template_changes(before: Any, after: Any) -> list[str]:
                 out.append(f"{who}: env {key} removed (was {old})")
             else:
                 out.append(f"{who}: env {key} {old} -> {new}")
+        if x["ports"] != y["ports"]:
+            before, after = ", ".join(x["ports"]) or "none", ", ".join(y["ports"]) or "none"
+            out.append(f"{who}: ports {before} -> {after}")
         for field in ("command", "args"):
             if x[field] != y[field]:
                 out.append(f"{who}: {field} '{x[field][:80]}' -> '{y[field][:80]}'")

@@ -131,7 +131,10 @@ def build(
     matcher = DocMatcher([d for _, d in docs])
     out: list[Candidate] = []
     for c in causes:
-        cand = Candidate(lead=c, relation=rel[c.key], conclusive=c.kind in CONCLUSIVE)
+        conclusive = c.kind in CONCLUSIVE or bool(c.detail.get("conclusive"))
+        if c.kind == K.PROBE_FAILURE and c.count < 3:
+            conclusive = False  # a probe fails a pod only after failureThreshold (3) in a row
+        cand = Candidate(lead=c, relation=rel[c.key], conclusive=conclusive)
         cand.explains = explained_by(c, cand.relation, mine, linked, reported)
         cand.explains_subject = cand.explains is not None and cand.explains in mine
         score = SPECIFICITY.get(c.kind, 1.0) * links.WEIGHT[cand.relation]

@@ -149,6 +149,8 @@ _APP_CAUSES = frozenset(
 DEEPER: dict[K, frozenset[K]] = {
     K.PROBE_FAILURE: _APP_CAUSES
     | {K.MISSING_REFERENCE, K.NODE_PROBLEM, K.NETWORK_POLICY, K.RBAC_DENIED},
+    # (a misconfiguration or a missing permission of the dependency itself is found through
+    # the name the failing call gives, see chains._is_deeper, not by kind alone)
     K.DEPENDENCY_FAILURE: frozenset(
         {K.NETWORK_POLICY, K.SELECTOR_MISMATCH, K.MISSING_REFERENCE, K.SATURATION}
     ),

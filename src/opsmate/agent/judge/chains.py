@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta
 
 from opsmate.agent.judge import links
@@ -22,6 +23,7 @@ from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.facts import FactKind as K
 from opsmate.agent.observe.graph import ObjectGraph
 
+_UNREACHABLE = re.compile(r"node\.kubernetes\.io/(?:unreachable|not-ready)", re.I)
 CASCADE = {K.LOG_ERROR, K.DEPENDENCY_FAILURE, K.CONFIG_ERROR, K.SATURATION}
 _REACHING = {K.DEPENDENCY_FAILURE, K.LOG_ERROR, K.PROBE_FAILURE, K.LAST_WORDS}
 
@@ -126,7 +128,7 @@ def _runs_on(f: Fact, node: str, graph: ObjectGraph) -> bool:
 
 def _is_deeper(shallow: Candidate, deep: Candidate, graph: ObjectGraph) -> bool:
     a, b = shallow.lead, deep.lead
-    if deeper(a.kind, b.kind) and (same_thread(a, b) or (a.focus and b.focus)):
+    if deeper(a.kind, b.kind) and same_thread(a, b):
         return True
     if (
         deeper(a.kind, b.kind)
@@ -135,7 +137,17 @@ def _is_deeper(shallow: Candidate, deep: Candidate, graph: ObjectGraph) -> bool:
         and _runs_on(a, b.subject.name, graph)
     ):
         return True  # the node the subject's pods run on
-    if a.kind in _REACHING and deep.relation == links.LINKED and b.kind != K.CHANGE:
+    if (
+        a.kind == K.SCHEDULING
+        and b.kind == K.NODE_PROBLEM
+        and _UNREACHABLE.search(a.message or a.statement)
+    ):
+        return True  # the scheduler avoids a node that is down: that node is the reason
+    if (
+        a.kind in _REACHING
+        and deep.relation in (links.LINKED, links.SUBJECT)
+        and b.kind != K.CHANGE
+    ):
         # the subject's failing call to a dependency, and a cause on that dependency
         own = {a.subject.name.lower()} if a.subject is not None else set()
         own |= {a.service.lower()} if a.service else set()

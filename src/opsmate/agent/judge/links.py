@@ -122,10 +122,15 @@ def relation(
         return SUBJECT
     if aliases and mentions(f, aliases | set(subject.names)):
         return IMPACT  # a consumer of the subject, failing on it: impact, not cause
-    # a node a subject pod runs on
+    # a node a subject pod runs on, or a pod running on the node asked about
     if f.subject is not None and f.subject.kind == "Node":
         for p in graph.pods():
             if p.node == f.subject.name and subject.matches(p.name):
+                return LINKED
+    for o in [f.subject, *f.objects]:
+        if o is not None and o.kind == "Pod":
+            pod = graph.get("Pod", o.namespace, o.name)
+            if pod is not None and subject.matches(getattr(pod, "node", None)):
                 return LINKED
     # a dependency the subject's errors name (a service, a host, the cluster DNS)
     if depends_on(f, deps):

@@ -65,6 +65,13 @@ _SCHED = re.compile(r"\b\d+/\d+ nodes are available\b", re.I)
 _BACKOFF_RESTART = re.compile(r"back-?off(?:\s+\S+)?\s+restarting failed container", re.I)
 _OOM = re.compile(r"\b(?:out of memory|oom[- ]?kill|OOMKilled|Memory cgroup out of memory)", re.I)
 _LOW_ON = re.compile(r"low on resource:?\s*([\w-]+)", re.I)
+_USING = re.compile(
+    r"Container (\S+) was using (\S+?),?\s+(?:which exceeds its request of|request is) "
+    r"(\S+?)[,.\s]",
+    re.I,
+)
+_PDB_BLOCK = re.compile(r"violate the pod'?s disruption budget|disruption budget .* needs", re.I)
+_PDB_NAME = re.compile(r"disruption budget ([\w.-]+) needs", re.I)
 _BACKOFF_LIMIT = re.compile(r"backoff limit|BackoffLimitExceeded|DeadlineExceeded", re.I)
 _VOLUME = re.compile(r"volume \"([^\"]+)\"", re.I)
 _SA_LOOKUP = re.compile(r"error looking up service account\s+([\w.-]+)/([\w.-]+)", re.I)
@@ -150,6 +157,15 @@ def read_message(reason: str | None, message: str | None, namespace: str | None)
                 "namespace": rb.group(5),
             },
         )
+    # an eviction (a drain) refused by a PodDisruptionBudget
+    if _PDB_BLOCK.search(m):
+        name = _PDB_NAME.search(m)
+        budget = name.group(1) if name else None
+        return Reading(
+            K.MISCONFIGURATION,
+            detail={"pdb": budget, "blocks": "eviction"},
+            refs=[("PodDisruptionBudget", budget, namespace)] if budget else [],
+        )
     # images
     if r in ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull") or (
         r in ("Failed", "BackOff") and _PULL.search(m)
@@ -173,7 +189,10 @@ def read_message(reason: str | None, message: str | None, namespace: str | None)
         return Reading(K.OOM_KILLED)
     low_on = _LOW_ON.search(m)
     if r == "Evicted" or (low_on and "evict" in (r + m).lower()):
-        return Reading(K.EVICTED, detail={"resource": low_on.group(1) if low_on else None})
+        evicted: dict[str, Any] = {"resource": low_on.group(1) if low_on else None}
+        if use := _USING.search(m):
+            evicted.update(container=use.group(1), usage=use.group(2), request=use.group(3))
+        return Reading(K.EVICTED, detail=evicted)
     if r == "BackOff" or _BACKOFF_RESTART.search(m):
         return Reading(K.CRASH_LOOP, severity="warning")
     if r in ("FailedMount", "FailedAttachVolume"):

@@ -14,6 +14,11 @@ from opsmate.agent.plan.tiers import Tier
 from opsmate.agent.state import PendingCheck, TaskState
 
 _NODE_WORDS = re.compile(r"\b(?:node|nodes|disk|evict\w*|kubelet|pressure)\b|节点|磁盘|驱逐", re.I)
+_JOB_WORDS = re.compile(
+    r"\b(?:jobs?|cron\w*|nightly|hourly|daily|scheduled|batch|backups?|did(?:n't| not) run"
+    r"|never ran|didn't start)\b|定时|任务",
+    re.I,
+)
 
 
 def baseline(state: TaskState, planner: Planner, namespace: str | None) -> None:
@@ -58,3 +63,10 @@ def baseline(state: TaskState, planner: Planner, namespace: str | None) -> None:
     )
     if _NODE_WORDS.search(" ".join(state.questions)) or state.mentioned_nodes:
         add("node_conditions", {}, "the question mentions nodes or disks")
+    if _JOB_WORDS.search(" ".join(state.questions)) and "list_objects" in planner.tools:
+        for kind in ("CronJob", "Job"):
+            add(
+                "list_objects",
+                {"kind": kind, **ns},
+                f"the question is about scheduled work: {kind}s",
+            )

@@ -57,8 +57,34 @@ def events(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
             g["last"] = last
     facts = []
     for (reason, obj_kind, group_name, sig), g in groups.items():
-        facts.append(_fact(reason, obj_kind, group_name, sig, g, ctx))
+        f = _fact(reason, obj_kind, group_name, sig, g, ctx)
+        facts.append(f)
+        if f.kind == FactKind.EVICTED and f.detail.get("container"):
+            facts.append(eviction_cause(f))
     return facts
+
+
+def eviction_cause(f: Fact) -> Fact:
+    """What the kubelet says an evicted container did: used more of a resource than it
+    requested while the node ran low (the kubelet's own account, so conclusive)."""
+    d = f.detail
+    res = d.get("resource") or "a resource"
+    statement = (
+        f"container {d['container']} of {f.subject.label() if f.subject else 'the pod'} used "
+        f"{d.get('usage')} of {res} with a request of {d.get('request')}: the kubelet evicted "
+        f"it when the node ran low on {res}"
+    )
+    return f.model_copy(
+        update={
+            "key": f"{f.key}:cause",
+            "kind": FactKind.SATURATION,
+            "severity": "error",
+            "statement": statement,
+            "quote": f"Evicted: {res} usage {d.get('usage')} over request {d.get('request')}",
+            "container": d.get("container"),
+            "detail": {**d, "conclusive": True},
+        }
+    )
 
 
 def _fact(
@@ -69,6 +95,13 @@ def _fact(
     msg = ev.message or ""
     reading = read_message(reason, msg, ns)
     kind = reading.kind if reading else FactKind.OBSERVATION
+    node_ref: ObjRef | None = None
+    if reading is not None and kind == FactKind.NODE_PROBLEM and obj_kind == "Pod":
+        # a pod suffering its node's state: a symptom of the node's problem
+        kind = FactKind.NOT_READY
+        pod = ctx.graph.get("Pod", ns, g["objects"][0]) if g["objects"] else None
+        node = getattr(pod, "node", None)
+        node_ref = ObjRef(kind="Node", name=str(node)) if node else None
     if reading is None and ev.type == "Warning":
         kind = FactKind.OBSERVATION
     severity = reading.severity if reading else ("warning" if ev.type == "Warning" else "info")
@@ -83,6 +116,8 @@ def _fact(
     objects = [ObjRef(kind=obj_kind, name=o, namespace=ns) for o in objs[1:6]]
     if reading:
         objects += [ObjRef(kind=k, name=n, namespace=x) for k, n, x in reading.refs]
+    if node_ref is not None:
+        objects.append(node_ref)
     detail: dict[str, Any] = dict(reading.detail) if reading else {}
     detail["objects"] = objs[:20]
     return Fact(

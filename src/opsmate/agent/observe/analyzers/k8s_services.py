@@ -178,16 +178,46 @@ def service_selectors(ctx: ObserveContext) -> list[Fact]:
     return facts
 
 
+def _port_number(declared: str) -> str:
+    """``http:8080/TCP`` / ``8080/TCP`` / ``8080`` -> ``8080``."""
+    return declared.rsplit(":", 1)[-1].split("/", 1)[0]
+
+
 def _named_ports(ctx: ObserveContext, svc: Service, pods: list[Pod], ev: list[str]) -> list[Fact]:
-    """A named targetPort that none of the selected pods' containers declares."""
+    """A targetPort that none of the selected pods' containers declares: a named one, or a
+    number while the containers declare other ports (traffic goes where nothing listens)."""
     out = []
     for port in svc.ports:
         target = port.target_port or ""
-        if not target or target.isdigit() or not pods:
+        if not target or not pods:
             continue
         declared = [cp for p in pods for c in p.containers for cp in c.ports]
+        if not declared:
+            continue
+        if target.isdigit():
+            numbers = sorted({_port_number(cp) for cp in declared})
+            if target in numbers:
+                continue
+            out.append(
+                k8s_fact(
+                    ctx,
+                    K.MISCONFIGURATION,
+                    f"target-port:{svc.namespace}:{svc.name}:{target}",
+                    f"Service `{svc.name}` sends port {port.port} to targetPort {target}, but its "
+                    f"pods' containers listen on {', '.join(numbers)} (declared ports "
+                    f"{quoted(sorted(set(declared)), 4)}): connections to it are refused",
+                    subject=ref("Service", svc.name, svc.namespace),
+                    evidence=ev,
+                    severity="error",
+                    objects=_pod_refs(pods),
+                    service=svc.selector.get("app") or svc.name,
+                    reason="TargetPortNotListening",
+                    detail={"target_port": target, "container_ports": numbers},
+                )
+            )
+            continue
         names = {cp.split(":", 1)[0] for cp in declared if ":" in cp}
-        if target in names or not declared:
+        if target in names:
             continue
         out.append(
             k8s_fact(

@@ -65,11 +65,11 @@ def jobs(ctx: ObserveContext) -> list[Fact]:
             facts.append(
                 k8s_fact(
                     ctx,
-                    K.OBSERVATION,
+                    K.MISCONFIGURATION,
                     f"cronjob-suspended:{cj.namespace}:{cj.name}",
-                    f"CronJob `{cj.name}` is suspended (spec.suspend): it schedules no Jobs",
+                    f"CronJob `{cj.name}` is suspended (spec.suspend: true): it schedules no Jobs",
                     subject=ref("CronJob", cj.name, cj.namespace),
-                    severity="warning",
+                    severity="error",
                     evidence=evidence(g, ("CronJob", cj.namespace, cj.name)),
                     reason="Suspended",
                 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Any
 
@@ -59,6 +60,50 @@ def _peer(labels: dict[str, str]) -> ObjRef | None:
     return None
 
 
+_MEMORY = re.compile(
+    r"memory_working_set|memory_usage|memory_rss|heap_(?:used|inuse)|resident_memory", re.I
+)
+
+
+def growth_pattern(values: list[float]) -> dict[str, Any] | None:
+    """A steady climb that resets when the process restarts (a sawtooth), or one long climb:
+    how a leak looks on a memory graph. Segments split where the value falls by a third;
+    a segment climbs when four in five of its steps do not fall and it ends at least 1.5x
+    where it began. Returns the climbs and the resets, or None."""
+    if len(values) < 6:
+        return None
+    segments: list[list[float]] = [[values[0]]]
+    for prev, cur in itertools.pairwise(values):
+        if prev > 0 and cur < prev * 0.67:
+            segments.append([cur])
+        else:
+            segments[-1].append(cur)
+    climbs = []
+    for seg in segments:
+        if len(seg) < 3 or seg[0] <= 0:
+            continue
+        steps = [b - a for a, b in itertools.pairwise(seg)]
+        rising = sum(1 for d in steps if d >= -0.02 * max(seg)) / len(steps)
+        if rising >= 0.8 and seg[-1] >= 1.5 * seg[0]:
+            climbs.append((seg[0], seg[-1]))
+    covered = sum(len(s) for s in segments if len(s) >= 3)
+    if not climbs or covered < 0.5 * len(values):
+        return None
+    return {
+        "climbs": len(climbs),
+        "resets": len(segments) - 1,
+        "low": min(a for a, _ in climbs),
+        "high": max(b for _, b in climbs),
+    }
+
+
+def _bytes(v: float) -> str:
+    for unit, size in (("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
+        if abs(v) >= size:
+            return f"{v / size:.0f}{unit}"
+    return f"{v:.0f}"
+
+
 def _raw(s: Series) -> dict[str, Any]:
     return s.model_dump(mode="json", by_alias=True)
 
@@ -100,6 +145,34 @@ def metrics(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
                         focus=focus,
                         subject=subject,
                         detail={"query": query, "labels": s.labels, "max": mx, "last": last},
+                    )
+                )
+                continue
+        if _MEMORY.search(query):
+            memory = [float(v) for _, v in s.samples if isinstance(v, int | float)]
+            leak = growth_pattern(memory)
+            if leak is not None:
+                resets = (
+                    f", dropping {leak['resets']} time(s) when it restarted"
+                    if leak["resets"]
+                    else ""
+                )
+                facts.append(
+                    Fact(
+                        key=f"metric:{query}:{lbl}:leak",
+                        kind=FactKind.SATURATION,
+                        severity="error",
+                        statement=f"{what} climbs steadily from {_bytes(leak['low'])} to "
+                        f"{_bytes(leak['high'])}{resets}: a memory leak pattern",
+                        evidence=[ctx.eid],
+                        service=app,
+                        time=s.first.time if s.first else None,
+                        quote=f"{what} memory leak pattern",
+                        terms=list(terms)[:20],
+                        focus=focus,
+                        subject=subject,
+                        reason="MemoryLeakPattern",
+                        detail={"query": query, "labels": s.labels, **leak},
                     )
                 )
                 continue

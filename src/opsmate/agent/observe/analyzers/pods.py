@@ -260,7 +260,7 @@ def pods(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
         records,
         ctx.eid,
         namespace=ns_arg,
-        selector=result.args.get("label_selector") or None,
+        selector=result.args.get("label_selector") or result.args.get("name") or None,
         complete=result.complete,
     )
     groups: dict[tuple[Any, ...], dict[str, Any]] = {}

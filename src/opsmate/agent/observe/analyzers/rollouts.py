@@ -35,8 +35,9 @@ def rollouts(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
             changed = f" (image {', '.join(before.images)} -> {images})"
         elif before:
             changed = " (same image as before: a configuration change)"
-        if cur.changes:
-            changed += ": " + "; ".join(cur.changes[:4])
+        said = [c for c in cur.changes if ": image " not in c]  # the images are said above
+        if said:
+            changed += ": " + "; ".join(said[:4])
         quote = f"revision {cur.revision} of {name} at {hm(cur.created)}{changed}"
         if cur.change_cause:
             quote += f", change cause: {cur.change_cause}"

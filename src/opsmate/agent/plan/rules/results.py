@@ -60,24 +60,25 @@ def errors_when_summary_cut(result: ToolResult, ctx: RuleContext) -> Iterable[Ch
 
 @result_rule("subject_pods_when_list_cut", Tier.FOLLOW, "list_pods")
 def subject_pods_when_list_cut(result: ToolResult, ctx: RuleContext) -> Iterable[Check]:
-    """A pod list cut short that does not show the subject: list the subject's pods."""
-    if result.complete or not ctx.subject.names or result.args.get("label_selector"):
+    """A pod list cut short that does not show (all of) the subject: list its pods."""
+    if result.complete or not ctx.subject.names:
+        return []
+    if result.args.get("label_selector") or result.args.get("name"):
         return []
     shown = [
         str(p.get("name") or "")
         for p in (result.data.get("pods") or result.data.get("items") or [])
         if isinstance(p, dict)
     ]
-    if any(ctx.subject.matches(n) for n in shown):
-        return []
+    missing = [
+        name
+        for name in ctx.subject.names[:3]
+        if not any(n == name or n.startswith(name + "-") for n in shown)
+    ]
     ns = {"namespace": result.args["namespace"]} if result.args.get("namespace") else ctx.ns()
     return [
-        Check(
-            "list_pods",
-            {**ns, "label_selector": f"app={name}"},
-            f"the pod list was cut before {name}: its pods alone",
-        )
-        for name in ctx.subject.names[:2]
+        Check("list_pods", {**ns, "name": name}, f"the pod list was cut before {name}: its pods")
+        for name in missing
     ]
 
 
