@@ -393,3 +393,28 @@ async def test_unreachable_source_is_a_notification(tmp_path: Path, until: Any) 
             "failed" in n.title and "opsmate doctor" in n.message for n in app._notifications
         )
         assert ended.status != "error" and app.return_code is None
+
+
+@pytest.mark.asyncio
+async def test_a_follow_up_shows_its_answer_and_the_whole_report_is_one_key_away(
+    tui_config: Path, until: Any
+) -> None:
+    from opsmate.tui.screens.report import ReportScreen
+    from opsmate.tui.widgets.transcript import ReportEntry
+
+    app, seen = make_app(tui_config)
+    async with app.run_test(size=(120, 40), message_hook=seen.append) as pilot:
+        await ask_and_wait(pilot, until, seen)
+        await ask_and_wait(pilot, until, seen, "check the prod error rate too")
+        entry = list(app.main.query(ReportEntry))[-1]
+        shown = entry.source if hasattr(entry, "source") else ""
+        report = app.report
+        assert report.follow_up is not None
+        assert app.formatter.follow_up_markdown(report).startswith("# Follow-up:")
+        assert "# Diagnosis:" not in app.formatter.follow_up_markdown(report)
+        assert shown == "" or "# Diagnosis:" not in shown
+        await pilot.press("ctrl+f")
+        await until(pilot, lambda: isinstance(app.screen, ReportScreen))
+        assert "# Diagnosis:" in app.screen.markdown
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, ReportScreen))

@@ -63,7 +63,7 @@ class AppActions(App[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "stop":
             return True if self.bridge.running else None
-        if action in ("save", "copy_report"):
+        if action in ("save", "copy_report", "full_report"):
             return True if self.report is not None else None
         if action in ("new", "resume", "switch_bundle"):
             return None if self.bridge.running else True
@@ -137,6 +137,13 @@ class AppActions(App[None]):
             self.copy_to_clipboard(render_markdown(self.report))
             self.notify("The report (Markdown) was copied to the clipboard.")
 
+    def action_full_report(self) -> None:
+        """The whole report of the latest answer, in a screen of its own."""
+        from opsmate.tui.screens.report import ReportScreen
+
+        if self.report is not None and not isinstance(self.screen, ReportScreen):
+            self.push_screen(ReportScreen(self.formatter.report_markdown(self.report)))
+
     def action_new(self) -> None:
         if self.bridge.running:
             return
@@ -186,6 +193,9 @@ class AppActions(App[None]):
         )
         yield SystemCommand(
             "Copy report", "Copy the report (Markdown) to the clipboard", self.action_copy_report
+        )
+        yield SystemCommand(
+            "Full report", "The whole report of the latest answer", self.action_full_report
         )
         yield SystemCommand("New investigation", "Start over on the same source", self.action_new)
         yield SystemCommand("Resume session", "Resume a saved session", self.action_resume)

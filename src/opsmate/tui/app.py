@@ -54,6 +54,7 @@ class OpsmateApp(AppActions):
         Binding("ctrl+n", "new", "New"),
         Binding("ctrl+o", "resume", "Resume"),
         Binding("ctrl+y", "copy_report", "Copy report", show=False),
+        Binding("ctrl+f", "full_report", "Full report"),
         Binding("ctrl+b", "switch_bundle", "Bundle", show=False),
         Binding("ctrl+t", "toggle_dark", "Theme", show=False),
         # priority: checked before any screen's bindings, so it quits from modal screens
@@ -280,9 +281,13 @@ class OpsmateApp(AppActions):
             self.evidence[e.id] = e
         b = report.budget
         self.main.state_pane.show_budget(b.steps, b.max_steps, b.tokens, b.seconds)
-        entry: ReportEntry = await self.main.transcript.add_report(
-            self.formatter.report_markdown(report)
+        # a follow-up shows its answer; the whole report is one key away (ctrl+f)
+        shown = (
+            self.formatter.follow_up_markdown(report)
+            if getattr(report, "follow_up", None) is not None
+            else self.formatter.report_markdown(report)
         )
+        entry: ReportEntry = await self.main.transcript.add_report(shown)
         self.call_after_refresh(self.main.transcript.show_report_top, entry)
         self.refresh_bindings()
 

@@ -67,6 +67,14 @@ class Formatter:
         known = report.known_ids()
         return linkify_ids(render_markdown(report), known)
 
+    def follow_up_markdown(self, report: Any) -> str:
+        """A follow-up's answer alone (the whole report is one key away), ids clickable."""
+        from opsmate.agent.report import render_follow_up
+        from opsmate.textsafe import safe_text
+
+        lines = [*render_follow_up(report), "", "*ctrl+f: the whole report*"]
+        return linkify_ids(safe_text("\n".join(lines) + "\n"), report.known_ids())
+
 
 class FrozenFormatter(Formatter):
     """Constant times (tests and snapshots): elapsed and budget seconds never vary."""
