@@ -49,6 +49,11 @@ class RunbookPlanning:
         if self.e.retriever is None:
             self.notes.append("no runbook knowledge base is available for this investigation")
             return
+        if len(self.state.questions) > 1:  # a follow-up: completed from the session's state
+            from opsmate.knowledge.query import complete_follow_up
+
+            terms = [*self.state.constraints.services, *self.state.identifiers[:4]]
+            question = complete_follow_up(question, self.state.questions[0], terms) or question
         words = [question, *self.state.constraints.services, *self.state.identifiers[:4]]
         try:
             resp = self.e.retriever.search(" ".join(words)[:500], top_k=8, include_deprecated=True)
