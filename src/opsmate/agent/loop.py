@@ -1,5 +1,9 @@
 """The investigation loop: plan, call through the executor, record, until a stop condition.
 
+The loop itself is here (choosing the next check, deciding when to stop, closing with a
+report); running one step is :mod:`opsmate.agent.steps`, the model's turns
+:mod:`opsmate.agent.model_turns`, the shared engine :mod:`opsmate.agent.engine`.
+
 Stop conditions, checked before every step: cancelled, the wall-clock deadline,
 the step budget, the token budget; and after every step (without a model) a root
 cause supported by evidence once the baseline survey is done; with a model, its
@@ -9,90 +13,34 @@ assembled from what is known, with what was not checked in ``unfinished``.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
 
 from opsmate.agent.assemble import assemble_report
-from opsmate.agent.context import ContextBuilder, Exchange, fence
+from opsmate.agent.context import Exchange
+from opsmate.agent.engine import Engine, Limits
 from opsmate.agent.events import (
     EventSink,
-    ModelToken,
-    Notice,
     ReportReady,
     StateChanged,
-    StepPlanned,
-    ToolCallFinished,
-    ToolCallStarted,
     safe_emit,
 )
-from opsmate.agent.evidence import EvidenceStore, summarize
 from opsmate.agent.followup import FollowUpContext
 from opsmate.agent.judge.analysis import analyse
-from opsmate.agent.judge.causality import Role, role
-from opsmate.agent.model_steps import ask_model, narrative_schema, next_action_schema
+from opsmate.agent.model_turns import ModelTurns
 from opsmate.agent.observe.context import ObserveContext
-from opsmate.agent.observe.facts import Fact, FactKind
-from opsmate.agent.observe.graph import ObjectGraph
-from opsmate.agent.observe.registry import observe, observe_graph
 from opsmate.agent.plan import survey
-from opsmate.agent.plan.planner import Planner, Recorded
-from opsmate.agent.plan.registry import RuleContext, propose
+from opsmate.agent.plan.planner import Planner
 from opsmate.agent.plan.tiers import Tier
 from opsmate.agent.report import Report, render_markdown
-from opsmate.agent.runbook_plan import TIER_ONE, RunbookPlanning, hits_from
-from opsmate.agent.runbooks import (
-    RunbookDoc,
-    RunbookLibrary,
-)
-from opsmate.agent.state import ActionTried, PendingCheck, TaskState
-from opsmate.agent.subject import names_mentioned
-from opsmate.knowledge.types import Retriever
-from opsmate.llm.base import ChatModel
-from opsmate.tools.executor import Executor
+from opsmate.agent.runbook_plan import TIER_ONE, RunbookPlanning
+from opsmate.agent.state import PendingCheck, TaskState
+from opsmate.agent.steps import Steps
+
+__all__ = ["Engine", "Investigation", "Limits"]
 
 
-@dataclass
-class Limits:
-    max_steps: int = 12
-    max_tokens: int = 60_000
-    timeout_s: float = 300.0
-
-
-@dataclass
-class Engine:
-    """The long-lived parts one session's investigations share."""
-
-    executor: Executor
-    store: EvidenceStore
-    library: RunbookLibrary
-    retriever: Retriever | None = None
-    model: ChatModel | None = None
-    builder: ContextBuilder | None = None
-    recorded: list[Recorded] | None = None
-    namespace: str | None = None
-    answer_tokens: int = 512
-    docs: dict[str, tuple[str, RunbookDoc]] = field(default_factory=dict)  # source -> (R id, doc)
-    planned: set[str] = field(default_factory=set)  # sources whose checks were queued
-    graph: ObjectGraph = field(default_factory=ObjectGraph)  # every object seen this session
-
-    _describe: list[dict[str, Any]] | None = None
-
-    @property
-    def tool_names(self) -> list[str]:
-        return self.executor.registry.names()
-
-    def describe(self) -> list[dict[str, Any]]:
-        """The registry's tool descriptions (computed once: the tool list never changes)."""
-        if self._describe is None:
-            self._describe = self.executor.registry.describe()
-        return self._describe
-
-
-class Investigation:
+class Investigation(Steps, ModelTurns):
     """One question (first or follow-up) investigated to a report."""
 
     def __init__(
@@ -237,201 +185,7 @@ class Investigation:
                 return fallback, "plan"
         return None, "plan"
 
-    def _ask_model_for_action(self, deadline: float) -> tuple[PendingCheck | None, str]:
-        assert self.e.model is not None and self.e.builder is not None
-        describe = self.e.describe()
-        ids = [e.id for e in self.e.store.evidence] + [r.id for r in self.e.store.runbooks]
-        schema = next_action_schema(describe, ids)
-        pending = "\n".join(
-            f"- {p.tool} {json.dumps(p.args, ensure_ascii=False)} ({p.reason})"
-            for p in self.state.pending[:5]
-        )
-        request = (
-            "Choose the next read-only tool call that best tests the open hypotheses, or finish "
-            "when the evidence is enough. The suggested checks not yet run are in the data "
-            "below. You may also add up to 3 facts about the latest result, citing its ids."
-        )
-        messages, _ = self.e.builder.build(
-            self.state,
-            self.exchanges,
-            request,
-            data=pending or "- none",
-            data_label="suggested checks not yet run",
-        )
-        answer = ask_model(
-            self.e.model,
-            messages,
-            schema,
-            max_tokens=self.e.answer_tokens,
-            deadline=deadline,
-            cancelled=self.cancelled,
-            on_token=self._token_sink("next_action"),
-        )
-        self.tokens += answer.usage.total
-        if answer.error in ("timeout", "cancelled"):
-            return None, answer.error
-        if self.tokens >= self.limits.max_tokens:
-            return None, "token_budget"
-        if answer.value is None:
-            self._notice(
-                "warning", f"the model's answer was not usable ({answer.error}); using the plan"
-            )
-            return None, "plan"
-        value = answer.value
-        self._model_facts(value.get("facts") or [])
-        if value.get("action") == "finish":
-            return None, "finish"
-        tool, args = str(value.get("tool")), dict(value.get("args") or {})
-        if self.planner.is_done(tool, args):
-            self._notice("info", f"the model proposed a call already made ({tool}); using the plan")
-            return None, "plan"
-        return PendingCheck(
-            tool=tool, args=args, reason=str(value.get("reason") or "")[:300], source="model"
-        ), "model"
-
-    def _model_facts(self, items: list[dict[str, Any]]) -> None:
-        for it in items[:3]:
-            ev = [i for i in it.get("evidence") or [] if self.e.store.known(i)]
-            text = str(it.get("statement") or "").strip()
-            if not ev or not text:
-                continue
-            text = self.e.store.clean(text, 300)
-            self.state.upsert_fact(
-                Fact(
-                    key=f"model:{text[:60].lower()}",
-                    statement=text,
-                    evidence=ev,
-                    kind=FactKind.MODEL_NOTE,
-                )
-            )
-
     # -- running ------------------------------------------------------------------------------
-    def _run_check(self, check: PendingCheck) -> None:
-        self.steps += 1
-        ex = self.e.executor
-        predicted = f"{ex.call_prefix}_{len(ex.calls) + 1:03d}"
-        safe_emit(
-            self.on_event,
-            StepPlanned(self.steps, check.tool, dict(check.args), check.reason, check.source),
-        )
-        safe_emit(
-            self.on_event, ToolCallStarted(self.steps, predicted, check.tool, dict(check.args))
-        )
-        result = ex.call(check.tool, check.args)
-        self.planner.mark_done(
-            check.tool, check.args, result.complete and result.status in ("success", "no_data")
-        )
-        eid = self.e.store.add_result(result)
-        new = self._observe(result, eid)
-        if result.tool == "search_runbooks" and result.status in ("success", "partial"):
-            self.rb.add_docs(hits_from(result.data.get("hits") or []), base_priority=45, max_new=1)
-        self._react(result, new)
-        if any(role(f.kind) in (Role.CAUSE, Role.CHANGE) for f in new):
-            self.rb.plan_matching_doc()
-        line = (
-            summarize(result).splitlines()[0]
-            if eid
-            else (result.error.message if result.error else result.status)
-        )
-        rejected = result.error.message if result.status == "rejected" and result.error else None
-        self.state.actions.append(
-            ActionTried(
-                step=len(self.state.actions) + 1,
-                call_id=result.call_id,
-                tool=result.tool,
-                args=dict(check.args),
-                status=result.status,
-                outcome=self.e.store.clean(line, 200),
-                evidence_id=eid,
-                source=check.source,
-                reason=check.reason,
-                rejected_reason=rejected,
-            )
-        )
-        label = f"id={eid or '-'} tool={result.tool} call={result.call_id} status={result.status}"
-        body = summarize(result) if eid else (result.error.message if result.error else "")
-        self.exchanges.append(
-            Exchange(
-                action=json.dumps(
-                    {"action": "call_tool", "tool": check.tool, "args": check.args},
-                    ensure_ascii=False,
-                ),
-                result=fence(label, self.e.store.clean(body, 2400)),
-            )
-        )
-        del self.exchanges[:-50]
-        safe_emit(
-            self.on_event,
-            ToolCallFinished(
-                self.steps,
-                result.call_id,
-                result.tool,
-                result.status,
-                result.elapsed_ms,
-                self.e.store.clean(line, 200),
-                eid,
-                rejected,
-                result.error.code if result.error else None,
-            ),
-        )
-        self._state_changed()
-
-    def _observe(self, result: Any, eid: str | None) -> list[Fact]:
-        """Facts of one result (and of the object graph it extended) that are new."""
-        if not eid:
-            return []
-        self.ctx.eid = eid
-        facts = observe(result.full(), self.ctx) + observe_graph(self.ctx)
-        self._late_subject()
-        return [f for f in facts if self.state.upsert_fact(f)]
-
-    def _late_subject(self) -> None:
-        """A question that names its subject only in words ("the nightly revenue report"):
-        the objects seen so far whose every name part it says become the subject."""
-        subject = self.state.subject
-        if subject.names or not self.state.questions:
-            return
-        seen = [n for objs in self.e.graph.objects.values() for (_, n) in objs]
-        seen += [s for s in self.state.constraints.services]
-        found = names_mentioned(self.state.questions[0], seen)
-        if found:
-            subject.names.extend(found)
-            self.notes.append(f"the question's subject read as {', '.join(found)}")
-
-    def _react(self, result: Any, new: list[Fact]) -> None:
-        """Queue what the rules propose for the new facts and the result."""
-        rctx = RuleContext(
-            subject=self.state.subject,
-            namespace=self.e.namespace,
-            graph=self.e.graph,
-            tools=frozenset(self.e.tool_names),
-            recorded=self.e.recorded,
-            facts=self.state.facts,
-            services=list(self.state.constraints.services),
-            runbook_text=" ".join(
-                self.e.store.runbook_text.get(rid, "") for rid, _ in self.e.docs.values()
-            ).lower(),
-        )
-        for p in propose(new, result.full(), rctx):
-            self.planner.add(
-                PendingCheck(
-                    tool=p.check.tool,
-                    args=dict(p.check.args),
-                    reason=p.check.reason,
-                    source="rule",
-                    priority=int(p.tier),
-                    trigger=p.trigger,
-                )
-            )
-
-    def _rebuild_graph(self) -> None:
-        """A resumed session: re-read the stored results into the object graph."""
-        for ev in self.e.store.evidence:
-            res = self.e.store.results.get(ev.id)
-            if res is not None:
-                self.ctx.eid = ev.id
-                observe(res, self.ctx)
-
     def _settled(self) -> bool:
         """Without a model: stop once the survey is done, nothing the evidence points at
         is pending, and a root cause is supported."""
@@ -487,48 +241,6 @@ class Investigation:
         safe_emit(self.on_event, ReportReady(report, render_markdown(report)))
         return report
 
-    def _ask_narrative(self, root: str | None, started: float) -> dict[str, Any] | None:
-        assert self.e.model is not None and self.e.builder is not None
-        remaining = self.limits.timeout_s - (time.monotonic() - started)
-        if remaining <= 0.5 or self.tokens >= self.limits.max_tokens:
-            return None
-        ids = [e.id for e in self.e.store.evidence] + [r.id for r in self.e.store.runbooks]
-        request = (
-            "Write the report narrative: a two or three sentence summary for the on-call engineer, "
-            "and the root cause only if the evidence supports it, citing ids. "
-            + (
-                "The deterministic analysis found the root cause given in the data below."
-                if root
-                else "The deterministic analysis found no supported root cause."
-            )
-        )
-        messages, _ = self.e.builder.build(
-            self.state,
-            self.exchanges,
-            request,
-            data=root or "",
-            data_label="root cause found by the deterministic analysis",
-        )
-        answer = ask_model(
-            self.e.model,
-            messages,
-            narrative_schema(ids),
-            max_tokens=self.e.answer_tokens,
-            deadline=time.monotonic() + remaining,
-            cancelled=self.cancelled,
-            on_token=self._token_sink("narrative"),
-        )
-        self.tokens += answer.usage.total
-        if answer.value is None:
-            if answer.error not in (None, "cancelled"):
-                self.notes.append(f"model narrative not used ({answer.error})")
-            return None
-        return answer.value
-
-    def _notice(self, level: str, message: str) -> None:
-        self.notes.append(message)
-        safe_emit(self.on_event, Notice(level, message))  # type: ignore[arg-type]
-
     def _state_changed(self) -> None:
         s = self.state
         started = getattr(self, "_started", None)
@@ -545,12 +257,3 @@ class Investigation:
                 seconds=round(time.monotonic() - started, 3) if started is not None else 0.0,
             ),
         )
-
-    def _token_sink(self, purpose: str) -> Callable[[str], None]:
-        """Forward streamed model text as ModelToken events until the ask is cancelled."""
-
-        def sink(text: str) -> None:
-            if not self.cancelled.is_set():
-                safe_emit(self.on_event, ModelToken(text, purpose))
-
-        return sink
