@@ -48,7 +48,7 @@ SCRIPTS = REPO / "tests" / "evaluation" / "data" / "scripted"
 ALWAYS_ARGS: dict[str, list[str]] = {
     "bench_diagnose": ["--out", str(RESULTS / "diagnose.json")],
 }
-FULL_ARGS: dict[str, list[str]] = {"bench_diagnose": ["--scenarios"]}
+FULL_ARGS: dict[str, list[str]] = {"bench_diagnose": ["--scenarios", "--blind"]}
 QUICK_ARGS: dict[str, list[str]] = {
     "bench_bm25": ["--sizes", "1000", "10000"],
     "bench_retrieval": ["--skip-10k"],
