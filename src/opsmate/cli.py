@@ -364,6 +364,8 @@ def main(argv: list[str] | None = None) -> None:
         args = ["--help"]
     try:
         rc = app(args=args, standalone_mode=False)
+        if rc == ExitCode.INTERRUPTED:  # Ctrl-C before a command could report (typer's 130)
+            _print_error("interrupted")
     except OpsmateError as exc:
         _print_error(str(exc))
         sys.exit(int(exc.exit_code))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tarfile
@@ -180,10 +181,16 @@ def test_ctrl_c_prints_a_partial_report_and_exits_130(tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env={**os.environ, "PYTHONFAULTHANDLER": "1"},
     )
     time.sleep(4)  # the deterministic steps are done; the model is "thinking"
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=30)
+    try:
+        out, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)  # faulthandler prints every thread's stack
+        out, err = proc.communicate(timeout=10)
+        pytest.fail(f"no exit 30 s after Ctrl-C; the threads were:\n{err[-6000:]}")
     assert proc.returncode == 130, err
     report = json.loads(out)
     assert report["budget"]["stopped_by"] == "cancelled" and report["status"] == "partial"

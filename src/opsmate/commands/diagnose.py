@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -109,7 +110,10 @@ def _model_configured(spec: str | None) -> bool:
 def _run(session: Session, question: str | None) -> tuple[Report, bool]:
     """Run ``ask`` in a worker so Ctrl-C cancels it cleanly and still yields the partial report."""
     box: dict[str, Any] = {}
-    done = threading.Event()  # not Thread.join: an interrupted join can misreport the thread
+    # not Thread.join (an interrupted join can misreport the thread) and not Event.wait
+    # (Ctrl-C would land inside its lock handling): the main thread only sleeps and reads
+    # a flag, so a KeyboardInterrupt can never leave a lock the worker needs held
+    done = threading.Event()
 
     def work() -> None:
         try:
@@ -124,7 +128,7 @@ def _run(session: Session, question: str | None) -> tuple[Report, bool]:
     interrupted = False
     while not done.is_set():
         try:
-            done.wait(0.1)
+            time.sleep(0.05)
         except KeyboardInterrupt:
             if interrupted:
                 raise  # a second Ctrl-C aborts without waiting for the partial report
