@@ -305,3 +305,18 @@ def test_rules_need_their_tools() -> None:
     res = objects("Service", obj("Service", "api", spec={"selector": {"app": "api"}}))
     bare = RuleContext(subject=Subject(), namespace=NS, tools=frozenset())
     assert run_result("service_neighbours", res, bare) == []
+
+
+def test_other_pods_wait_while_the_subjects_own_pods_are_healthy() -> None:
+    bad = pod("batch-7d8e9-z1x2c", {"app": "batch"}, phase="Pending",
+              waiting=("CrashLoopBackOff", ""), owner="ReplicaSet/batch-7d8e9")  # fmt: skip
+    mine = pod("api-5c6d7-a1b2c", {"app": "api"}, owner="ReplicaSet/api-5c6d7")
+    res = result("list_pods", {"pods": [pod_summary(bad), pod_summary(mine)]}, namespace=NS)
+    subject = Subject(names=["api"], kind="Deployment", namespace=NS)
+    got = run_result("pod_references", res, rctx(subject))
+    assert got and all(c.tier == Tier.CORROBORATE for c in got)  # somebody else's problem
+    # the subject's pods not listed at all: nothing says they are fine, nothing waits
+    alone = result("list_pods", {"pods": [pod_summary(bad)]}, namespace=NS)
+    assert all(c.tier is None for c in run_result("pod_references", alone, rctx(subject)))
+    # no subject: every unhealthy pod is followed at once
+    assert all(c.tier is None for c in run_result("pod_references", res, rctx()))

@@ -57,6 +57,9 @@ class PendingCheck(BaseModel):
     priority: int = 50  # lower runs first
     essential: bool = False  # baseline survey: steps are kept in reserve for it
     trigger: str | None = None  # E id that prompted a reactive rule
+    trigger_fact: str | None = None  # key of the fact that prompted it
+    held_from: int | None = None  # its own priority, while held back (a fact unrelated to
+    # the subject prompted it); restored once that fact turns out to be linked
 
 
 class NextStep(BaseModel):

@@ -26,6 +26,7 @@ from opsmate.agent.judge.causality import Role, role
 from opsmate.agent.observe.context import ObserveContext
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.registry import observe, observe_graph
+from opsmate.agent.plan.hold import hold, release, unrelated_facts
 from opsmate.agent.plan.planner import Planner
 from opsmate.agent.plan.registry import RuleContext, propose
 from opsmate.agent.runbook_plan import RunbookPlanning, hits_from
@@ -157,17 +158,24 @@ class Steps:
                 self.e.store.runbook_text.get(rid, "") for rid, _ in self.e.docs.values()
             ).lower(),
         )
+        unrelated = unrelated_facts(
+            self.state.facts,
+            self.state.subject,
+            self.e.graph,
+            list(self.state.constraints.services),
+        )
+        release(self.state.pending, unrelated)
         for p in propose(new, result.full(), rctx):
-            self.planner.add(
-                PendingCheck(
-                    tool=p.check.tool,
-                    args=dict(p.check.args),
-                    reason=p.check.reason,
-                    source="rule",
-                    priority=int(p.tier),
-                    trigger=p.trigger,
-                )
+            check = PendingCheck(
+                tool=p.check.tool,
+                args=dict(p.check.args),
+                reason=p.check.reason,
+                source="rule",
+                priority=int(p.tier),
+                trigger=p.trigger,
+                trigger_fact=p.fact,
             )
+            self.planner.add(hold(check, unrelated))
 
     def _rebuild_graph(self) -> None:
         """A resumed session: re-read the stored results into the object graph."""

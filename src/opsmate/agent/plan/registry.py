@@ -30,6 +30,7 @@ class Check:
     tool: str
     args: dict[str, Any]
     reason: str
+    tier: Tier | None = None  # less urgent than the rule's own tier (never more)
 
 
 @dataclass
@@ -121,6 +122,7 @@ class Proposal:
     rule: str
     tier: Tier
     trigger: str | None  # the E id of the fact or result that prompted it
+    fact: str | None = None  # the key of the fact that prompted it (fact rules)
 
 
 def propose(
@@ -132,10 +134,16 @@ def propose(
     for r in rules():
         if r.result_fn is not None and result is not None and result.tool in r.tools:
             trigger = None
-            out += [Proposal(c, r.name, r.tier, trigger) for c in r.result_fn(result, ctx)]
+            out += [
+                Proposal(c, r.name, max(r.tier, c.tier or r.tier), trigger)
+                for c in r.result_fn(result, ctx)
+            ]
         if r.fact_fn is not None:
             for f in facts:
                 if f.kind in r.on:
                     ev = next((e for e in f.evidence if e.startswith("E")), None)
-                    out += [Proposal(c, r.name, r.tier, ev) for c in r.fact_fn(f, ctx)]
+                    out += [
+                        Proposal(c, r.name, max(r.tier, c.tier or r.tier), ev, f.key)
+                        for c in r.fact_fn(f, ctx)
+                    ]
     return out

@@ -28,6 +28,7 @@ The rules for a ServiceAccount refused by the API server (its bindings and roles
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -145,10 +146,20 @@ def _pods(result: ToolResult) -> list[Pod]:
 
 @result_rule("pod_references", Tier.FOLLOW, "list_pods", "list_objects", "get_object")
 def pod_references(result: ToolResult, ctx: RuleContext) -> Iterable[Check]:
-    """Unhealthy pods (the subject's first): what they refer to, their owner."""
-    pods = [p for p in _pods(result) if p.name and _unhealthy(p)]
+    """Unhealthy pods (the subject's first): what they refer to, their owner. When the
+    subject's own pods are listed and healthy, other pods' checks wait (``CORROBORATE``):
+    they are somebody else's problem until a fact links them to the subject."""
+    listed = [p for p in _pods(result) if p.name]
+    pods = [p for p in listed if _unhealthy(p)]
+    later: Tier | None = None
     if ctx.subject.names:
-        mine = [p for p in pods if ctx.subject.matches(p.name) or ctx.subject.matches(_owner(p))]
+
+        def is_mine(p: Pod) -> bool:
+            return ctx.subject.matches(p.name) or ctx.subject.matches(_owner(p))
+
+        mine = [p for p in pods if is_mine(p)]
+        if not mine and any(is_mine(p) for p in listed):
+            later = Tier.CORROBORATE
         pods = mine or pods
     out: list[Check | None] = []
     for p in pods[:MAX_PODS]:
@@ -174,7 +185,8 @@ def pod_references(result: ToolResult, ctx: RuleContext) -> Iterable[Check]:
             out.append(
                 list_check(ctx, "ServiceAccount", ns, f"{why}: does its ServiceAccount exist?")
             )
-    return keep_checks(out)
+    checks = keep_checks(out)
+    return [dataclasses.replace(c, tier=later) for c in checks] if later else checks
 
 
 @result_rule("subject_objects", Tier.FOLLOW, "list_pods")
