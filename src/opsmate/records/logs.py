@@ -114,6 +114,7 @@ class LatencyStat(Record):
     first_seen: Time = None
     last_seen: Time = None
     example: Text = None
+    context: list[str] = Field(default_factory=list)  # lines the slowest one followed
     timeline_p50_ms: list[float | None] = Field(default_factory=list)
     shift: Shift | None = None
 

@@ -34,7 +34,7 @@ from opsmate.tools.base import CallContext, ToolFailure, ToolOutput
 from opsmate.tools.bundle_replay import Replay
 from opsmate.tools.logparse import ParsedLine, canonical_level, parse_record, parsed_extras
 from opsmate.tools.logs_aggs import grid
-from opsmate.tools.logstats import StatsBuilder
+from opsmate.tools.logstats import StatsBuilder, stream_of
 from opsmate.tools.logtemplates import TemplateMiner
 from opsmate.tools.podlogs import POD_LOGS_CHARS, fit_tail, line_record
 from opsmate.tools.shaping import expand_levels, get_field, parse_terms, record_ref
@@ -281,8 +281,10 @@ def log_stats(r: Replay, args: s.LogStatsArgs, ctx: CallContext) -> ToolOutput:
             if n % _CHECK_EVERY == 0 and n and deadline.passed():
                 scanned_all = False
                 break
-            svc = logs[i].get("service")
-            add(parse(r, i), times[i], svc if isinstance(svc, str) else None, i, epochs[i])
+            rec = logs[i]
+            svc = rec.get("service")
+            add(parse(r, i), times[i], svc if isinstance(svc, str) else None, i, epochs[i],
+                stream_of(rec))  # fmt: skip
             counted += 1
     stats = builder.result()
     if not scanned_all:

@@ -360,7 +360,7 @@ class LogTools:
         from two samples: the most recent records and the most recent error-like ones."""
         from opsmate.tools.logparse import parse_record
         from opsmate.tools.logs_aggs import apply_aggs, error_query, grid, stats_aggs
-        from opsmate.tools.logstats import StatsBuilder
+        from opsmate.tools.logstats import StatsBuilder, stream_of
 
         env, src = self._source(args.environment, ctx)
         start, end = self._window(args.from_, args.to, ctx)
@@ -386,7 +386,7 @@ class LogTools:
             pl = parse_record(rec, message_field=src.message_field, level_field=level_src)
             svc = get_field(rec, src.service_field)
             t = _hit_dt(h, src)
-            builder.add(pl, t, str(svc) if svc else None, h)
+            builder.add(pl, t, str(svc) if svc else None, h, stream=stream_of(rec))
         stats = builder.result()
         stats.pop("timeline", None)
         apply_aggs(stats, resp, src, g, total)

@@ -10,7 +10,9 @@ timeline; per endpoint (or template) the durations and the status codes. Its
 - ``rare_errors``: the rarest error-like templates not among them, oldest first among
   equals (a single ERROR among 100,000 INFO lines is as visible as the top one);
 - ``latency``: p50 / p99 / max per endpoint or template, a per-bucket p50 timeline and
-  the largest shift of the median (``shift``: when, before, after);
+  the largest shift of the median (``shift``: when, before, after); for a template, the
+  lines its slowest record followed in the same stream (``context``: the same pod or host,
+  oldest first), which say what was timed and which request it belonged to;
 - ``status``: status codes per endpoint, errors (5xx or failed / timeout outcomes) per
   bucket;
 - ``timeline``: records per bucket, in total and of error / warn level;
@@ -25,7 +27,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -34,7 +37,7 @@ from opsmate.tools.logparse import LEVEL_RANK, ParsedLine
 from opsmate.tools.logsignals import classify
 from opsmate.tools.logtemplates import TemplateMiner
 
-__all__ = ["ERROR_OUTCOMES", "StatsBuilder", "example_text", "percentile"]
+__all__ = ["ERROR_OUTCOMES", "StatsBuilder", "example_text", "percentile", "stream_of"]
 
 ERROR_OUTCOMES = frozenset(
     {
@@ -45,6 +48,28 @@ ERROR_OUTCOMES = frozenset(
 EXAMPLE_CHARS = 300
 PATTERN_CHARS = 200
 MAX_KEYS = 500  # endpoints / latency keys tracked (more are pooled under "(other)")
+CONTEXT_LINES = 8  # preceding lines of the same stream kept for a slow record
+CONTEXT_CHARS = 160  # of each
+MAX_STREAMS = 2000  # streams whose recent lines are kept
+_STREAM_FIELDS = (
+    "pod", "pod_name", "kubernetes.pod.name", "kubernetes.pod_name", "host", "hostname",
+    "host.name", "container_id", "container.id",
+)  # fmt: skip
+
+
+def stream_of(record: Mapping[str, Any]) -> str | None:
+    """The stream a log record was written to (its pod, else its host or container): the
+    lines of one stream are one process's story, in order."""
+    for name in _STREAM_FIELDS:
+        v = record.get(name)
+        if v is None and "." in name:
+            cur: Any = record
+            for part in name.split("."):
+                cur = cur.get(part) if isinstance(cur, Mapping) else None
+            v = cur
+        if isinstance(v, str) and v:
+            return v
+    return None
 
 
 def percentile(sorted_values: list[float], q: float) -> float:
@@ -101,7 +126,8 @@ class _Group:
 
 class _Series:
     __slots__ = (
-        "cid", "count", "example", "first_dt", "last_dt", "max", "points", "service", "source"
+        "cid", "context", "count", "example", "first_dt", "last_dt", "max", "points", "service",
+        "source",
     )  # fmt: skip
 
     def __init__(self, source: str | None, service: str | None, cid: int | None) -> None:
@@ -110,6 +136,7 @@ class _Series:
         self.count = 0
         self.max = -1.0
         self.example: str | None = None
+        self.context: list[str] = []
         self.first_dt: datetime | None = None
         self.last_dt: datetime | None = None
 
@@ -183,6 +210,7 @@ class StatsBuilder:
         self.latency: dict[str, _Series] = {}
         self.status: dict[str, _Status] = {}
         self.gauges: dict[tuple[str | None, str], _Gauge] = {}
+        self.recent: dict[str, deque[ParsedLine]] = {}  # stream -> its last lines
         self.level_timeline = {k: [0] * self.nb for k in ("total", "error", "warn")}
 
     # ------------------------------------------------------------------ accumulate
@@ -199,9 +227,11 @@ class StatsBuilder:
         service: str | None,
         idx: Any = None,
         epoch: float | None = None,
+        stream: str | None = None,
     ) -> None:
         """Count one parsed line seen at ``t`` (``epoch``: the same as unix seconds, when the
-        caller has it) from ``service``; ``idx`` names the record for ``ref_of``."""
+        caller has it) from ``service``; ``idx`` names the record for ``ref_of``; ``stream``
+        (:func:`stream_of`) the pod or host that wrote it, oldest lines first."""
         self.total += 1
         level = pl.level
         inferred = pl.inferred
@@ -256,12 +286,19 @@ class StatsBuilder:
                     lt["warn"][b] += 1
         else:
             epoch = -1.0
+        recent = None
+        if stream is not None:
+            recent = self.recent.get(stream)
+            if recent is None and len(self.recent) < MAX_STREAMS:
+                recent = self.recent[stream] = deque(maxlen=CONTEXT_LINES)
         if pl.duration_ms is not None:
-            self._add_latency(pl, cid, t, epoch, service)
+            self._add_latency(pl, cid, t, epoch, service, recent)
         if pl.status is not None:
             self._add_status(pl, t, b, service)
         if pl.gauges is not None and t is not None:
             self._add_gauges(pl, t, epoch, service)
+        if recent is not None:
+            recent.append(pl)
 
     def _add_gauges(self, pl: ParsedLine, t: datetime, epoch: float, service: str | None) -> None:
         svc = pl.service or service
@@ -281,7 +318,13 @@ class StatsBuilder:
                 g.last_dt = t
 
     def _add_latency(
-        self, pl: ParsedLine, cid: int, t: datetime | None, epoch: float, service: str | None
+        self,
+        pl: ParsedLine,
+        cid: int,
+        t: datetime | None,
+        epoch: float,
+        service: str | None,
+        recent: deque[ParsedLine] | None = None,
     ) -> None:
         key = pl.endpoint or f"#{cid}"
         s = self.latency.get(key)
@@ -302,6 +345,8 @@ class StatsBuilder:
                 s.last_dt = t
         if ms > s.max:
             s.max, s.example = ms, example_text(pl)  # the slowest one
+            if recent is not None and s.cid is not None:
+                s.context = [example_text(p) for p in recent]
 
     def _add_status(self, pl: ParsedLine, t: datetime | None, b: int, service: str | None) -> None:
         key = pl.endpoint or f"({pl.service or service or 'all'})"
@@ -438,6 +483,8 @@ class StatsBuilder:
                 last_seen=format_time(s.last_dt) if s.last_dt else None,
                 example=s.example,
             )
+            if s.context:
+                d["context"] = [c[:CONTEXT_CHARS] for c in s.context]
             if self.nb:
                 d["timeline_p50_ms"] = self._bucket_p50(s.points)
                 shift = self._shift(s.points)

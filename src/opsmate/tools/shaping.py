@@ -378,7 +378,7 @@ def log_stats(
     carries ``example_ref``.
     """
     from opsmate.tools.logparse import parse_record
-    from opsmate.tools.logstats import StatsBuilder
+    from opsmate.tools.logstats import StatsBuilder, stream_of
 
     rows: list[tuple[Mapping[str, Any], Any, datetime | None]] = []
     for rec in records:
@@ -402,7 +402,7 @@ def log_stats(
     )
     for rec, pl, ts in rows:
         svc = rec.get("service") if isinstance(rec.get("service"), str) else None
-        builder.add(pl, ts, svc, rec)
+        builder.add(pl, ts, svc, rec, stream=stream_of(rec))
     return builder.result()
 
 

@@ -85,7 +85,8 @@ def root_statement(
         text += f". Seen as: {clause(c.reaches)}"
         add([c.reaches])
     if symptom is not None:
-        text += f". Supporting: {clause(symptom)}"
+        if not (symptom.quote and symptom.quote == lead.quote):  # not the same record again
+            text += f". Supporting: {clause(symptom)}"
         add([symptom])
     extra = [f for f in c.support if f is not symptom and f not in c.followers][:2]
     if extra:

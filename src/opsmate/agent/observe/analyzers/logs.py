@@ -24,6 +24,7 @@ from datetime import datetime
 from statistics import median
 from typing import Any
 
+from opsmate.agent.observe.analyzers.latency_context import slow_context
 from opsmate.agent.observe.analyzers.logs_facts import (
     KIND_OF_SIGNAL,
     make_fact,
@@ -61,7 +62,7 @@ _DEPENDENCY_WORDS = re.compile(
     r"\b(?:database|db|sql|query|queries|redis|cache|memcache\w*|upstream|downstream|"
     r"dependency|backend|api call|http call|request to|call to|remote|external|grpc|kafka|"
     r"rabbit\w*|queue|storage|s3|bucket|elasticsearch|mongo\w*|postgres\w*|mysql|ldap|"
-    r"payment gateway|gateway|procedure|promotions?)\b",
+    r"payment gateway|gateway|procedure)\b",
     re.I,
 )
 
@@ -212,7 +213,7 @@ def log_stats_facts(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
             continue
         facts.append(f)
     for lat in stats.latency:
-        facts += _latency_facts(lat, ctx, scope_service, stats.buckets)
+        facts += _latency_facts(lat, ctx, scope_service, stats.buckets, stats.latency)
     for st in stats.status:
         f = _status_fact(st, ctx, scope_service, stats.buckets)
         if f:
@@ -283,7 +284,11 @@ def _onset_medians(
 
 
 def _latency_facts(
-    lat: LatencyStat, ctx: ObserveContext, scope_service: str | None, buckets: Buckets | None
+    lat: LatencyStat,
+    ctx: ObserveContext,
+    scope_service: str | None,
+    buckets: Buckets | None,
+    all_latency: list[LatencyStat],
 ) -> list[Fact]:
     p50, p99 = lat.p50_ms or 0.0, lat.p99_ms or 0.0
     before, after = _onset_medians(lat.timeline_p50_ms, buckets, ctx.onset)
@@ -305,6 +310,8 @@ def _latency_facts(
             f"{_fmt_ms(lat.shift.after_p50_ms)} after"
         )
     stats_words = f"p50 {_fmt_ms(lat.p50_ms)}, p99 {_fmt_ms(lat.p99_ms)} over {lat.count} records"
+    sc = slow_context(lat, all_latency)
+    where = f", {sc.words()}" if sc.words() else ""
     example = lat.example or key_text
     detail: dict[str, Any] = {
         "key": key_text,
@@ -318,13 +325,14 @@ def _latency_facts(
         detail.update(before_onset_p50_ms=before, after_onset_p50_ms=after)
     if lat.shift is not None:
         detail["shift"] = lat.shift.dump()
+    detail.update(sc.detail())
     subject = ObjRef(kind="app", name=svc) if svc else None
     facts: list[Fact] = []
     f = make_fact(
         ctx,
         kind=FactKind.LATENCY,
         key=f"log:latency:{(svc or '*').lower()}:{stable_key(key_text)}",
-        statement=f'{who}: {key_text} takes {stats_words}{change}; slowest: "{example}"',
+        statement=f'{who}: {key_text} takes {stats_words}{change}{where}; slowest: "{example}"',
         quote=example,
         severity="warning",
         service=svc,
@@ -349,7 +357,7 @@ def _latency_facts(
             key=f"log:slowdep:{(svc or '*').lower()}:{stable_key(key_text)}",
             statement=(
                 f'{who} waits on a slow dependency ({named}): "{key_text}" takes '
-                f'{stats_words}{change}; slowest: "{example}"'
+                f'{stats_words}{change}{where}; slowest: "{example}"'
             ),
             quote=example,
             severity="error",
