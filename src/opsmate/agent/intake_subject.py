@@ -1,7 +1,7 @@
 """The subject of a question: the objects, namespace, hosts and symptom it names.
 
-"What is the issue with job java-api-checker in namespace app-12" -> Job
-``java-api-checker`` in namespace ``app-12``; "Why can't the frontend pod connect to the
+"What is the issue with job nightly-export in namespace batch-7" -> Job
+``nightly-export`` in namespace ``batch-7``; "Why can't the frontend pod connect to the
 backend service" -> ``frontend`` (a Pod) and ``backend``; "unable to reach
 app.example.com" -> host ``app.example.com``. "the production namespace" and "namespace
 prod" name a namespace, never the environment. The symptom the question reports
@@ -87,7 +87,7 @@ _SYMPTOMS: tuple[tuple[re.Pattern[str], FactKind], ...] = (
 
 
 def detect_namespace(text: str) -> str | None:
-    """The namespace a question names ("in namespace app-12", "the production namespace")."""
+    """The namespace a question names ("in namespace batch-7", "the production namespace")."""
     for pat in _NS_PATTERNS:
         for m in pat.finditer(text):
             name = m.group(1).lower()

@@ -1,7 +1,7 @@
 """The subject of the question: the object(s) the user asked about.
 
-"What is the issue with job java-api-checker in namespace app-12" has the subject
-``Job java-api-checker`` in namespace ``app-12``. The subject anchors the
+"What is the issue with job nightly-export in namespace batch-7" has the subject
+``Job nightly-export`` in namespace ``batch-7``. The subject anchors the
 investigation: lists are narrowed to it, and a cause found on an unrelated object is
 not its root cause. Names match the way Kubernetes names relate: a pod
 ``web-7d9f8c-x2x1`` belongs to the workload ``web`` (name prefix followed by ``-``),
@@ -44,7 +44,7 @@ class Subject(BaseModel):
         return not (self.namespace and namespace and namespace != self.namespace)
 
     def label(self) -> str:
-        """``job java-api-checker``, ``payment-api``, or ``the namespace app-12``."""
+        """``job nightly-export``, ``ledger-api``, or ``the namespace batch-7``."""
         if self.names:
             name = self.names[0]
             return f"{self.kind.lower()} {name}" if self.kind else name

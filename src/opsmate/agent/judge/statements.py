@@ -1,7 +1,7 @@
 """Sentences rendered from the structured judgement (never the other way round).
 
-"payment-worker is crash-looping because pod payment-worker-7d9f-x2x1q: container app
-ended with \"DEPLOY_ENV is undefined\" (E4). Supporting: ... CrashLoopBackOff ... (E2)."
+"ledger-worker is crash-looping because pod ledger-worker-7d9f-x2x1q: container app
+ended with \"LEDGER_REGION is undefined\" (E4). Supporting: ... CrashLoopBackOff ... (E2)."
 Every clause cites the evidence ids of the facts it renders; the cause comes first and
 whole, the clauses after it are kept short so the sentence stays readable.
 """

@@ -1,7 +1,7 @@
 """Holding back checks that chase problems unrelated to the question's subject.
 
-A question about one workload ("HighLatency... subject: deployment customer-orders") often
-lands in a namespace where other pods are crash-looping for reasons of their own. Their
+A question about one workload ("ExportLatencyHigh, subject: deployment billing-exports")
+often lands in a namespace where other pods are crash-looping for reasons of their own. Their
 follow-ups (the crashed container's log, its owner) would otherwise run first, at
 ``FOLLOW`` tier, and spend the step budget before the subject's own logs are read. A
 check prompted by a fact whose relation to the subject is ``unrelated``

@@ -2,10 +2,10 @@
 
 Many services log a request as a sequence of plain lines with no trace id::
 
-    Received request for checkout page.
-    Fetching data using stored procedure: sp_refresh
-    Database call completed in 8.01 seconds.
-    Page rendered in 8.01 seconds.
+    Handling request for invoice export batch=1230
+    Running query: refresh_ledger_totals
+    Query finished in 6.4 seconds.
+    Export rendered in 6.6 seconds.
 
 ``log_stats`` keeps, for the slowest record of each latency template, the lines that
 preceded it in the same stream (pod or host). From those this module reads the request
@@ -47,8 +47,8 @@ def same_request(a: str | None, b: str | None) -> bool:
 
 @dataclass(frozen=True)
 class SlowContext:
-    request: str | None = None  # "Received request for checkout page."
-    operation: str | None = None  # "Fetching data using stored procedure: sp_refresh"
+    request: str | None = None  # "Handling request for invoice export batch=1230"
+    operation: str | None = None  # "Running query: refresh_ledger_totals"
     enclosing: LatencyStat | None = None  # the request-wide duration it is part of
     share: float | None = None  # this step's median / the enclosing median
 
