@@ -182,6 +182,9 @@ def test_ctrl_c_prints_a_partial_report_and_exits_130(tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "PYTHONFAULTHANDLER": "1"},
+        # a runner started in the background inherits SIGINT ignored; a terminal's Ctrl-C
+        # reaches a process whose SIGINT is at its default
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     time.sleep(4)  # the deterministic steps are done; the model is "thinking"
     proc.send_signal(signal.SIGINT)
