@@ -20,9 +20,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["TemplateMiner", "mask_message"]
+__all__ = ["ID_MASKS", "TemplateMiner", "mask_message"]
 
-_MASKS: tuple[tuple[re.Pattern[str], str], ...] = (
+# ids, times and addresses: the parts of a message that differ between occurrences of
+# one statement (shared with :func:`opsmate.tools.shaping.message_pattern`)
+ID_MASKS: tuple[tuple[re.Pattern[str], str], ...] = (
     (
         re.compile(
             r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
@@ -43,6 +45,9 @@ _MASKS: tuple[tuple[re.Pattern[str], str], ...] = (
     # long hex ids / trace ids, and mixed letter+digit tokens of 12+ chars
     (re.compile(r"\b(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{8,}\b"), "<id>"),
     (re.compile(r"\b(?=[A-Za-z0-9_]*\d)(?=[A-Za-z0-9_]*[A-Za-z])[A-Za-z0-9_]{12,}\b"), "<id>"),
+)
+_MASKS: tuple[tuple[re.Pattern[str], str], ...] = (
+    *ID_MASKS,
     (re.compile(r"(?<![\w.<])\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h|d)\b"), "<dur>"),
     (re.compile(r"(?<![A-Za-z<\d.])\d+(?:\.\d+)?(?![A-Za-z>\d.])"), "<num>"),
 )

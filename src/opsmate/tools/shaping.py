@@ -21,6 +21,7 @@ from typing import Any
 
 from opsmate.timeparse import format_time, parse_time
 from opsmate.tools.base import ToolOutput
+from opsmate.tools.logtemplates import ID_MASKS
 from opsmate.tools.shaping_k8s import (
     event_summary,
     k8s_ref,
@@ -298,26 +299,7 @@ def metric_ref(query: str) -> str:
 _MASKS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r'"(?:[^"\\]|\\.)*"'), '"<str>"'),
     (re.compile(r"(?<![A-Za-z0-9])'(?:[^'\\]|\\.)*'"), "'<str>'"),
-    (
-        re.compile(
-            r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
-        ),
-        "<uuid>",
-    ),
-    (
-        re.compile(
-            r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?"
-        ),
-        "<ts>",
-    ),
-    (re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}(?::\d{1,5})?\b"), "<ip>"),
-    (re.compile(r"\b(?:[0-9a-fA-F]{1,4}:){7}[0-9a-fA-F]{1,4}\b"), "<ip>"),
-    (re.compile(r"\b0x[0-9a-fA-F]+\b"), "<id>"),
-    # k8s pod names: <name>-<replicaset hash>-<5 chars>
-    (re.compile(r"(?<=[a-z0-9])-[a-z0-9]{8,10}-[a-z0-9]{5}\b"), "-<id>"),
-    # long hex ids / trace ids, and mixed letter+digit tokens of 8+ chars
-    (re.compile(r"\b(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{8,}\b"), "<id>"),
-    (re.compile(r"\b(?=[A-Za-z0-9_]*\d)(?=[A-Za-z0-9_]*[A-Za-z])[A-Za-z0-9_]{12,}\b"), "<id>"),
+    *ID_MASKS,
     (re.compile(r"\b\d+(?:\.\d+)?\s?(?:ns|us|µs|ms|s|sec|secs|seconds|m|min|mins|h)\b"), "<dur>"),
     (re.compile(r"(?<![A-Za-z])\d+(?:\.\d+)?(?![A-Za-z])"), "<num>"),
 )
