@@ -69,9 +69,9 @@ class _DripHandler(BaseHTTPRequestHandler):
 
 
 @contextlib.contextmanager
-def drip_server() -> Iterator[str]:
-    """A slow-drip HTTP server; yields its base URL."""
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _DripHandler)
+def _serve(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """A loopback HTTP server with ``handler`` in a daemon thread; yields its base URL."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     httpd.daemon_threads = True
     thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05})
     thread.daemon = True
@@ -81,6 +81,11 @@ def drip_server() -> Iterator[str]:
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+def drip_server() -> contextlib.AbstractContextManager[str]:
+    """A slow-drip HTTP server; yields its base URL."""
+    return _serve(_DripHandler)
 
 
 @contextlib.contextmanager
@@ -132,18 +137,9 @@ class _RedirectHandler(BaseHTTPRequestHandler):
     do_GET = do_POST = do_HEAD = _loop
 
 
-@contextlib.contextmanager
-def redirect_loop_server() -> Iterator[str]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _RedirectHandler)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.daemon = True
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+def redirect_loop_server() -> contextlib.AbstractContextManager[str]:
+    """A server that redirects every request to itself; yields its base URL."""
+    return _serve(_RedirectHandler)
 
 
 @contextlib.contextmanager
