@@ -88,12 +88,21 @@ _SYMPTOMS: tuple[tuple[re.Pattern[str], FactKind], ...] = (
 
 def detect_namespace(text: str) -> str | None:
     """The namespace a question names ("in namespace batch-7", "the production namespace")."""
+    found = namespace_candidates(text)
+    return found[0] if found else None
+
+
+def namespace_candidates(text: str) -> list[str]:
+    """Every word the question's namespace phrases could mean, most likely first ("the pod
+    client under namespace shop-3" gives ``under`` and ``shop-3``: grounding against the
+    namespaces that exist chooses)."""
+    out: list[str] = []
     for pat in _NS_PATTERNS:
         for m in pat.finditer(text):
             name = m.group(1).lower()
-            if name not in _NOT_NAMES and name not in ("namespace", "namespaces"):
-                return name
-    return None
+            if name not in _NOT_NAMES and name not in ("namespace", "namespaces", *out):
+                out.append(name)
+    return out
 
 
 def detect_symptom(text: str) -> FactKind | None:

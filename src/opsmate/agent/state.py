@@ -85,6 +85,9 @@ class TaskState(BaseModel):
     pending: list[PendingCheck] = Field(default_factory=list)
     mitigations: list[NextStep] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
+    # what depends on what, as the data shows it (observe/depgraph.py): edges as JSON
+    dependencies: list[dict[str, Any]] = Field(default_factory=list)
+    walk: list[dict[str, Any]] = Field(default_factory=list)  # subject -> root cause's component
 
     # -- updates -----------------------------------------------------------------
     def upsert_fact(self, fact: Fact) -> bool:

@@ -162,6 +162,7 @@ class Pod(Record):
     ready: Text = None  # "1/2"
     restarts: Count = 0
     node: Text = None
+    ip: Text = None  # status.podIP
     start_time: Time = None
     created: Time = None
     labels: StrMap = Field(default_factory=dict)

@@ -319,6 +319,7 @@ def build_pod(pod: Any, *, tz: tzinfo | None = None) -> Pod:
         "ready": f"{ready}/{len(containers)}",
         "restarts": sum(c["restarts"] for c in containers),
         "node": text(get(spec, "nodeName")),
+        "ip": text(get(status, "podIP")),
         "start_time": time_text(get(status, "startTime"), tz),
         "created": time_text(meta(pod, "creationTimestamp"), tz),
         "labels": str_map(meta(pod, "labels")),

@@ -23,11 +23,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from opsmate.agent.evidence import EvidenceStore
-from opsmate.agent.judge import chains, links
+from opsmate.agent.judge import chains, links, walk
 from opsmate.agent.judge.candidates import Candidate, build, order_symptoms, same_thread
 from opsmate.agent.judge.causality import Role, role
 from opsmate.agent.judge.saturation import derive_saturation
 from opsmate.agent.judge.statements import SYMPTOM_PHRASE, root_statement
+from opsmate.agent.observe import depgraph
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.facts import FactKind as K
 from opsmate.agent.observe.graph import ObjectGraph
@@ -81,7 +82,12 @@ def analyse(
     deps = links.dependencies(facts)
     aliases = links.subject_aliases(subject, graph)
     services = state.constraints.services
-    rel = {f.key: links.relation(f, subject, graph, deps, services, aliases) for f in facts}
+    dg = depgraph.build(graph, facts)
+    state.dependencies = dg.to_json()
+    reach = links.subject_reach(subject, dg, services)
+    rel = {
+        f.key: links.relation(f, subject, graph, deps, services, aliases, reach, dg) for f in facts
+    }
     symptoms = [f for f in facts if role(f.kind) == Role.SYMPTOM]
     mine = order_symptoms(
         [s for s in symptoms if rel[s.key] in (links.SUBJECT, links.SCOPE)], reported
@@ -102,9 +108,14 @@ def analyse(
     chains.first_domino(cands)
     chains.superseded(cands, graph)
     chains.sole_error(cands)
+    starts = {comp for n in [*subject.names, *services] if (comp := dg.component(n))}
+    path = walk.walk(facts, dg, starts, onset)
+    added = walk.apply(path, cands, dg, rel)
+    if added is not None and mine:
+        added.explains, added.explains_subject = mine[0], True
     for c in cands:
-        c.supported = _supported(c)
-    chains.link_chains(cands, graph)
+        c.supported = c is added or _supported(c)
+    chains.link_chains(cands, graph, dg)
     cands.sort(key=lambda x: -x.score)
     for c in cands:
         c.support = (
@@ -123,6 +134,10 @@ def analyse(
             ]
         )[:3]
     root = next((c for c in cands if c.supported and c.relation not in links.NOT_A_CAUSE), None)
+    if root is not None and path.root and depgraph.fact_component(dg, root.lead) == path.root:
+        hops = [f for f in walk.chain_facts(path) if f is not root.lead and f not in root.chain]
+        root.chain = hops + root.chain
+        state.walk = [e.to_json() for e in path.path]
     hyps = _hypotheses(cands, root, mine, onset)
     if root is None:
         return Analysis(hyps, None, None, [], 0.0, _missing(state, cands, mine), onset, cands)

@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 from opsmate.agent.judge import links
 from opsmate.agent.judge.candidates import Candidate, same_thread
 from opsmate.agent.judge.causality import deeper
+from opsmate.agent.observe.depgraph import DependencyGraph, fact_component
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.facts import FactKind as K
 from opsmate.agent.observe.graph import ObjectGraph
@@ -126,10 +127,26 @@ def _runs_on(f: Fact, node: str, graph: ObjectGraph) -> bool:
     return False
 
 
-def _is_deeper(shallow: Candidate, deep: Candidate, graph: ObjectGraph) -> bool:
+def _is_deeper(
+    shallow: Candidate, deep: Candidate, graph: ObjectGraph, dg: DependencyGraph | None = None
+) -> bool:
     a, b = shallow.lead, deep.lead
     if deeper(a.kind, b.kind) and same_thread(a, b):
         return True
+    if (
+        dg is not None
+        and a.kind in _REACHING
+        and b.kind != K.CHANGE
+        and deep.relation
+        in (
+            links.LINKED,
+            links.SUBJECT,
+        )
+    ):
+        # the dependency graph: the shallow one's component depends on the deep one's
+        ca, cb = fact_component(dg, a), fact_component(dg, b)
+        if ca and cb and ca != cb and cb in dg.reachable(ca):
+            return True
     if (
         deeper(a.kind, b.kind)
         and b.subject is not None
@@ -175,7 +192,9 @@ def _began_first(deep: Candidate, shallow: Candidate, slack: float = 60.0) -> bo
     return a is not None and b is not None and a <= b + timedelta(seconds=slack)
 
 
-def link_chains(cands: list[Candidate], graph: ObjectGraph) -> None:
+def link_chains(
+    cands: list[Candidate], graph: ObjectGraph, dg: DependencyGraph | None = None
+) -> None:
     """Hang each cause under the deepest supported cause that explains it (transitively):
     the deepest takes the best score of what it explains, the shallower ones are halved
     and become its chain (how it reached the subject) or its support (same object)."""
@@ -188,11 +207,11 @@ def link_chains(cands: list[Candidate], graph: ObjectGraph) -> None:
             and not o.superseded_by
             and (o.supported or (cand.supported and _began_first(o, cand)))
             and o.relation not in links.NOT_A_CAUSE
-            and _is_deeper(cand, o, graph)
+            and _is_deeper(cand, o, graph, dg)
         ]
         # two causes that could each explain the other: the one that began first is deeper
         under = [
-            o for o in under if not _is_deeper(o, cand, graph) or _began_first(o, cand, slack=0)
+            o for o in under if not _is_deeper(o, cand, graph, dg) or _began_first(o, cand, slack=0)
         ]
         if under:
             deep = max(under, key=lambda o: o.score)

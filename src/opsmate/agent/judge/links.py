@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from opsmate.agent.observe.depgraph import DependencyGraph, fact_component
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.graph import ObjectGraph
 from opsmate.agent.subject import Subject
@@ -114,12 +115,19 @@ def relation(
     deps: set[str],
     focus_services: list[str],
     aliases: set[str] | None = None,
+    reach: dict[str, int] | None = None,
+    dg: DependencyGraph | None = None,
 ) -> str:
-    """The relation of ``f`` to the subject (see module doc)."""
+    """The relation of ``f`` to the subject (see module doc). ``reach``: the components
+    the subject depends on in the dependency graph ``dg`` (with their depth)."""
     if subject.empty() and not focus_services:
         return SCOPE if subject.in_namespace(_ns(f)) else UNRELATED
     if f.focus or any(subject.matches(n) for n in _named(f)):
         return SUBJECT
+    if reach and dg is not None:
+        comp = fact_component(dg, f)
+        if comp is not None and comp in reach:
+            return LINKED  # something the subject depends on, as the data shows
     if aliases and mentions(f, aliases | set(subject.names)):
         return IMPACT  # a consumer of the subject, failing on it: impact, not cause
     # a node a subject pod runs on, or a pod running on the node asked about
@@ -140,3 +148,23 @@ def relation(
 
 def _ns(f: Fact) -> str | None:
     return f.subject.namespace if f.subject else None
+
+
+def subject_reach(
+    subject: Subject, dg: DependencyGraph, focus_services: list[str]
+) -> dict[str, int]:
+    """What the subject's components depend on (directly or not), with the depth; the
+    subject's own components at depth 0."""
+    comps: set[str] = set()
+    for n in [*subject.names, *subject.hosts, *focus_services]:
+        c = dg.component(n)
+        if c is not None:
+            comps.add(c)
+        elif n.lower() in {e.src for e in dg.edges}:
+            comps.add(n.lower())
+    out: dict[str, int] = {}
+    for c in comps:
+        for dst, d in dg.reachable(c).items():
+            if dst not in comps and (dst not in out or d < out[dst]):
+                out[dst] = d
+    return out

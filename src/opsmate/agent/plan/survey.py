@@ -63,6 +63,7 @@ def baseline(state: TaskState, planner: Planner, namespace: str | None) -> None:
     )
     if _NODE_WORDS.search(" ".join(state.questions)) or state.mentioned_nodes:
         add("node_conditions", {}, "the question mentions nodes or disks")
+    _metric_survey(state, planner)
     if _JOB_WORDS.search(" ".join(state.questions)) and "list_objects" in planner.tools:
         for kind in ("CronJob", "Job"):
             add(
@@ -70,3 +71,52 @@ def baseline(state: TaskState, planner: Planner, namespace: str | None) -> None:
                 {"kind": kind, **ns},
                 f"the question is about scheduled work: {kind}s",
             )
+
+
+# what a recorded series describes: requests (rate, errors, duration) or resources
+_RED = re.compile(
+    r"request|calls_total|handled_total|http_server|grpc_server|duration|latency|response_time"
+    r"|_bucket|5\.\.|5xx|status_code|response_code|grpc_code|errors?_total|error_ratio",
+    re.I,
+)
+_LATENCY_Q = re.compile(r"duration|latency|response_time|_bucket|quantile|p9\d", re.I)
+_ERROR_Q = re.compile(r"5\.\.|5xx|error|fail|status_code|response_code|grpc_code|code", re.I)
+_RESOURCE_Q = re.compile(
+    r"cpu|memory|throttl|working_set|restarts|oom|filesystem|disk|network_|packets|retrans", re.I
+)
+_SLOW_WORDS = re.compile(r"slow|latency|timeouts?|timing out|延迟|慢|超时", re.I)
+
+
+def _metric_survey(state: TaskState, planner: Planner) -> None:
+    """Read the request / error / duration series the bundle recorded (whatever the
+    instrumentation calls them), and the resource series after them: when logs are quiet
+    the fault shows there. The question's symptom chooses which come first: latency for
+    "slow", errors otherwise. Three at survey tier, a few more later."""
+    if not planner.recorded or "query_metrics" not in planner.tools:
+        return
+    slow = bool(_SLOW_WORDS.search(" ".join(state.questions)))
+
+    def rank(r: object) -> tuple[int, int]:
+        text = f"{getattr(r, 'query', '')} {getattr(r, 'description', '')}"
+        if _RED.search(text):
+            first = _LATENCY_Q.search(text) if slow else _ERROR_Q.search(text)
+            return (0 if first else 1, len(text))
+        if _RESOURCE_Q.search(text):
+            return (2, len(text))
+        return (9, len(text))
+
+    ranked = sorted(planner.recorded, key=rank)
+    ranked = [r for r in ranked if rank(r)[0] < 9]
+    for i, r in enumerate(ranked[:6]):
+        tier = Tier.SURVEY if i < 3 else Tier.CORROBORATE
+        planner.add(
+            PendingCheck(
+                tool="query_metrics",
+                args={"query": r.query, "type": r.type},
+                reason="request, error and duration series per service"
+                if rank(r)[0] < 2
+                else "resource series per pod",
+                source="rule",
+                priority=int(tier) + 5 + i,
+            )
+        )

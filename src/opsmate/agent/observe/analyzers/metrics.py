@@ -17,7 +17,18 @@ from opsmate.tools.base import ToolResult
 
 _RATIO = re.compile(r"(?:^|[_\W])(?:ratio|utili[sz]ation|percent|pct)(?:$|[_\W])", re.I)
 _LATENCY = re.compile(r"latency|duration|response_time|_seconds_bucket|p99|p95", re.I)
-_ERRORS = re.compile(r"5\.\.|5xx|\b5\d\d\b|error|fail", re.I)
+_ERRORS = re.compile(
+    r"5\.\.|5xx|\b5\d\d\b|error|fail|=(?:unavailable|deadlineexceeded|deadline_exceeded|internal"
+    r"|unknown|resourceexhausted|resource_exhausted|aborted)\b",
+    re.I,
+)
+# a resource a process consumes: a sharp rise on one component is a candidate cause of its
+# own latency (CPU hog, packet loss), unlike a request-rate change
+_CONSUMED = re.compile(
+    r"cpu_usage|cpu_seconds|process_cpu|cpu_user|packets_dropped|receive_errs|transmit_errs"
+    r"|network_.*errors|retrans|packet_loss|dropped",
+    re.I,
+)
 _RESOURCE = re.compile(
     r"throttl|cfs_|saturat|_in_use|pool|working_set|memory_usage|memory_rss|heap|gc_(?:pause|time)"
     r"|open_fds|file_descriptors|filesystem_(?:avail|usage)|disk_usage|inodes|conntrack"
@@ -38,17 +49,40 @@ def _shift_kind(query: str, labels: dict[str, str], direction: str) -> FactKind:
             return FactKind.DEPENDENCY_FAILURE
         return FactKind.LATENCY
     if _ERRORS.search(text):
-        return FactKind.ERROR_RATE
+        return FactKind.ERROR_RATE if direction == "rose" else FactKind.METRIC_SHIFT
+    if direction == "rose" and _CONSUMED.search(query):
+        return FactKind.SATURATION
     if direction == "rose" and _RESOURCE.search(query):
         return FactKind.SATURATION
     return FactKind.METRIC_SHIFT
 
 
+_APP_KEYS = (
+    "destination_workload",
+    "destination_service_name",
+    "destination_app",
+    "destination_service",
+    "service_name",
+    "service",
+    "app",
+    "application",
+    "deployment",
+    "workload",
+    "container",
+    "job",
+)
+_POD_SUFFIX = re.compile(r"-[a-z0-9]{8,10}-[a-z0-9]{5}$|-[a-z0-9]{5}$|-\d+$")
+
+
 def _app_of(query: str, labels: dict[str, str]) -> str | None:
-    """The service a series is about: its labels, else the query's selector."""
-    for key in ("service", "app", "job", "deployment", "container"):
-        if labels.get(key):
-            return labels[key]
+    """The service a series is about: its labels (the server side of a request series,
+    the workload, the pod's workload), else the query's selector."""
+    for key in _APP_KEYS:
+        value = labels.get(key)
+        if value and value not in ("POD", "unknown", "") and not (key == "job" and "/" in value):
+            return value.split(".")[0] if key.startswith("destination_service") else value
+    if labels.get("pod"):
+        return _POD_SUFFIX.sub("", labels["pod"])
     m = _SELECTOR.search(query)
     return m.group(2) if m and not any(ch in m.group(2) for ch in "|.*+") else None
 
@@ -118,7 +152,7 @@ def metrics(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
     ratio_like = "/" in query or bool(_RATIO.search(query))
     facts: list[Fact] = []
     shifted = False
-    for s in res.series[:12]:
+    for s in res.series[:60]:
         lbl = ",".join(f"{k}={v}" for k, v in s.labels.items())
         what = f"{label}{' {' + lbl + '}' if lbl else ''}"
         mx = s.max.value if s.max else None

@@ -1,0 +1,110 @@
+"""Grounded intake: the names a question seems to carry, checked against what exists.
+
+Intake reads names from words ("in namespace X", "the X deployment"); a word is only a
+namespace or an object when something by that name exists. "the pod client under
+namespace shop-3" must not make a namespace of "under", and "api-service namespace
+app-108" must not make a namespace of the service. Grounding uses the inventory the
+sources know without a call (a bundle's objects; the namespaces a live environment is
+configured for); with no inventory nothing is changed. A name that resolves to nothing
+is said in the notes, so the report can tell the reader instead of querying an empty
+namespace.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from opsmate.agent.intake_subject import namespace_candidates
+from opsmate.agent.subject import Subject
+
+_WORD = re.compile(r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?")
+
+
+@dataclass
+class Inventory:
+    """What exists: namespaces and object / service names (lower-case)."""
+
+    namespaces: set[str] = field(default_factory=set)
+    names: set[str] = field(default_factory=set)
+
+    @classmethod
+    def of(cls, namespaces: Iterable[str], names: Iterable[str]) -> Inventory:
+        return cls({n.lower() for n in namespaces if n}, {n.lower() for n in names if n})
+
+    def has_object(self, name: str) -> bool:
+        """Whether an object, a service or a workload's pods go by ``name``."""
+        low = name.lower()
+        return low in self.names or any(n.startswith(low + "-") for n in self.names)
+
+
+@dataclass
+class Grounding:
+    subject: Subject
+    notes: list[str] = field(default_factory=list)
+    unresolved: list[str] = field(default_factory=list)  # names that matched nothing
+
+
+def ground(question: str, subject: Subject, inventory: Inventory) -> Grounding:
+    """``subject`` with its namespace and names checked against ``inventory`` (see module doc)."""
+    out = subject.model_copy(deep=True)
+    notes: list[str] = []
+    unresolved: list[str] = []
+    if inventory.namespaces:
+        _ground_namespace(question, out, inventory, notes, unresolved)
+    if inventory.names and out.names:
+        known = [n for n in out.names if inventory.has_object(n)]
+        unknown = [n for n in out.names if not inventory.has_object(n)]
+        if known and unknown:
+            # a word the question used as a name, naming nothing, when other names exist
+            out.names = known
+            notes.append(
+                "no object named " + ", ".join(repr(n) for n in unknown) + " exists; "
+                "the investigation follows " + ", ".join(known)
+            )
+        elif unknown and not known:
+            unresolved.extend(unknown)
+            notes.append(
+                "no object named " + ", ".join(repr(n) for n in unknown) + " was found in the "
+                "inventory; the names are kept for logs and metrics"
+            )
+    return Grounding(out, notes, unresolved)
+
+
+def _ground_namespace(
+    question: str,
+    out: Subject,
+    inv: Inventory,
+    notes: list[str],
+    unresolved: list[str],
+) -> None:
+    named = out.namespace
+    if named and named in inv.namespaces:
+        return
+    cands = [c for c in namespace_candidates(question) if c in inv.namespaces]
+    if not cands:
+        # a known namespace written anywhere in the question ("... app-108 is slow")
+        words = _WORD.findall(question.lower())
+        cands = [w for w in dict.fromkeys(words) if w in inv.namespaces and len(w) >= 3]
+        cands = [c for c in cands if c not in _COMMON]
+    new = cands[0] if len(cands) == 1 or (cands and named is not None) else None
+    if named is not None and named != new:
+        if inv.has_object(named) and named not in out.names:
+            out.names = [named, *out.names][:4]  # "api-service namespace app-108": a name
+        msg = f"no namespace called '{named}' exists"
+        if new:
+            msg += f"; the question's namespace is '{new}'"
+        else:
+            msg += "; namespaces: " + ", ".join(sorted(inv.namespaces)[:8])
+            unresolved.append(named)
+        notes.append(msg)
+    out.namespace = new if new else (None if named is not None else out.namespace)
+    if named is None and new is not None:
+        notes.append(f"the question names the namespace '{new}'")
+    if new:
+        out.names = [n for n in out.names if n != new]
+
+
+# namespace names that are also everyday words: only an explicit phrase grounds them
+_COMMON: Sequence[str] = ("default", "test", "prod", "production", "staging", "dev", "app")

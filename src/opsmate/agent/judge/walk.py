@@ -1,0 +1,183 @@
+"""Localisation by walking the dependency graph: the deepest abnormal component.
+
+From the components the question is about (or, when it names none, every abnormal one),
+follow "depends on" edges (``observe/depgraph.py``). A component is *abnormal* when a
+problem fact about it began at or after the onset (errors, crash loops, not-ready pods,
+latency or error-rate shifts, a cause found on it). The walk keeps going while the
+abnormality is explained by something further down: the root is the deepest abnormal
+component — one that depends on no other abnormal component — reached from the subject.
+A caller's error ("connection refused", "UNAVAILABLE", HTTP 500) is then the first link
+of a chain, never the root: the chain runs from the subject's symptom through each hop
+to the component whose own failure has its own evidence.
+
+This is the classic "deepest anomalous node" of microservice RCA, with evidence instead
+of scores. Its effect on the judgement is bounded: candidates on the deepest component
+gain, candidates on the components above it on the path lose, and when the deepest
+component has no cause fact of its own its strongest symptom becomes a candidate (a
+database that is crash-looping explains a slow caller even when why it crashes is not
+known). Nothing happens when the walk is ambiguous (two unrelated sinks).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from opsmate.agent.judge import links
+from opsmate.agent.judge.candidates import Candidate
+from opsmate.agent.judge.causality import Role, role
+from opsmate.agent.observe.depgraph import DepEdge, DependencyGraph, fact_component
+from opsmate.agent.observe.facts import Fact
+from opsmate.agent.observe.facts import FactKind as K
+
+# symptoms that show a component itself is down or failing (a dependency's own state)
+_DOWN = {K.CRASH_LOOP, K.CONTAINER_EXIT, K.NOT_READY, K.POD_PENDING, K.EVICTED}
+_SHIFT = {K.ERROR_RATE, K.LATENCY}
+_SKIP = {K.CHANGE, K.NO_CHANGE, K.OBSERVATION, K.MODEL_NOTE, K.LOG_WARNING, K.ALERT}
+# caller-side signs: how a failure reached the component above
+_CALLER_SIDE = {K.DEPENDENCY_FAILURE, K.LOG_ERROR, K.ERROR_RATE, K.LATENCY}
+
+
+@dataclass
+class Walk:
+    """The outcome: the deepest abnormal component, the path to it, and what shows each hop."""
+
+    root: str | None = None
+    path: list[DepEdge] = field(default_factory=list)
+    abnormal: dict[str, list[Fact]] = field(default_factory=dict)
+    start: str | None = None
+
+
+def abnormal_components(
+    facts: list[Fact], dg: DependencyGraph, onset: datetime | None
+) -> dict[str, list[Fact]]:
+    """Component -> the problem facts about it that began around or after the onset."""
+    cutoff = onset - timedelta(minutes=15) if onset else None
+    out: dict[str, list[Fact]] = {}
+    for f in facts:
+        if f.kind in _SKIP or f.severity == "info" or f.detail.get("background"):
+            continue
+        if role(f.kind) not in (Role.SYMPTOM, Role.CAUSE):
+            continue
+        if cutoff is not None and f.time is not None and (f.last_time or f.time) < cutoff:
+            continue
+        comp = fact_component(dg, f)
+        if comp is None:
+            continue
+        out.setdefault(comp, []).append(f)
+    return out
+
+
+def walk(
+    facts: list[Fact],
+    dg: DependencyGraph,
+    starts: set[str],
+    onset: datetime | None,
+) -> Walk:
+    """Walk from ``starts`` (the subject's components; empty: every abnormal component)."""
+    ab = abnormal_components(facts, dg, onset)
+    out = Walk(abnormal=ab)
+    if not ab or not dg.edges:
+        return out
+    origins = [s for s in starts if s in ab] or (
+        sorted(starts) if starts else [c for c in ab if not _has_abnormal_caller(c, ab, dg)]
+    )
+    sinks: dict[str, tuple[str, int]] = {}
+    for o in origins:
+        reach = dg.reachable(o)
+        below = [c for c in reach if c in ab]
+        if not below:
+            continue
+        for c in below:
+            if not any(d in ab for d in dg.reachable(c) if d != o):
+                prev = sinks.get(c)
+                if prev is None or reach[c] < prev[1]:
+                    sinks[c] = (o, reach[c])
+    if len(sinks) != 1:
+        if len(sinks) > 1:
+            first = _earliest(sinks, ab)
+            if first is None:
+                return out
+            sinks = {first: sinks[first]}
+        else:
+            return out
+    root, (origin, _) = next(iter(sinks.items()))
+    out.root, out.start = root, origin
+    out.path = dg.path(origin, root)
+    return out
+
+
+def _has_abnormal_caller(c: str, ab: dict[str, list[Fact]], dg: DependencyGraph) -> bool:
+    return any(e.src in ab for e in dg.callers_of(c))
+
+
+def _first_time(fs: list[Fact]) -> datetime | None:
+    times = [f.time for f in fs if f.time is not None]
+    return min(times) if times else None
+
+
+def _earliest(sinks: dict[str, tuple[str, int]], ab: dict[str, list[Fact]]) -> str | None:
+    """Among several sinks, the one whose trouble began clearly first (a minute or more)."""
+    timed = sorted(
+        ((t, c) for c in sinks if (t := _first_time(ab[c])) is not None), key=lambda x: x[0]
+    )
+    if len(timed) < 2 or timed[1][0] - timed[0][0] < timedelta(minutes=1):
+        return None
+    return timed[0][1]
+
+
+def _best_symptom(fs: list[Fact]) -> Fact | None:
+    down = [f for f in fs if f.kind in _DOWN]
+    shifts = [f for f in fs if f.kind in _SHIFT]
+    pool = down or shifts
+    if not pool:
+        return None
+    return max(pool, key=lambda f: (f.severity == "error", f.count))
+
+
+def apply(
+    w: Walk,
+    cands: list[Candidate],
+    dg: DependencyGraph,
+    rel: dict[str, str],
+) -> Candidate | None:
+    """Weigh the candidates by the walk (see module doc); returns the candidate added for a
+    deepest component that had only symptoms, if any."""
+    if w.root is None or not w.path:
+        return None
+    upstream = {e.src for e in w.path}
+    on_root = [c for c in cands if fact_component(dg, c.lead) == w.root]
+    added: Candidate | None = None
+    if not any(c.lead.kind not in _SHIFT and role(c.lead.kind) == Role.CAUSE for c in on_root):
+        lead = _best_symptom(w.abnormal.get(w.root, []))
+        if lead is not None and all(c.lead is not lead for c in cands):
+            top = max((c.score for c in cands), default=1.0)
+            added = Candidate(
+                lead=lead,
+                relation=links.LINKED if rel.get(lead.key) != links.SUBJECT else links.SUBJECT,
+                score=round(max(top, 1.0) * 1.05, 3),
+                supported=True,
+            )
+            cands.append(added)
+            on_root.append(added)
+    for c in cands:
+        comp = fact_component(dg, c.lead)
+        if c in on_root:
+            c.score = round(c.score * 1.6, 3)
+            if c.relation in links.NOT_A_CAUSE:
+                c.relation = links.LINKED  # the data shows the subject depends on it
+        elif comp in upstream and c.lead.kind in _CALLER_SIDE:
+            c.score = round(c.score * 0.6, 3)
+    return added
+
+
+def chain_facts(w: Walk) -> list[Fact]:
+    """One fact per hop above the root, in path order: what shows the failure reached the
+    component above (a caller's error naming the callee, else its own symptom)."""
+    out: list[Fact] = []
+    for e in w.path:
+        fs = w.abnormal.get(e.src, [])
+        naming = [f for f in fs if f.kind in _CALLER_SIDE]
+        if naming:
+            out.append(max(naming, key=lambda f: (f.kind == K.DEPENDENCY_FAILURE, f.count)))
+    return out

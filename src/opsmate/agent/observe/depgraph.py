@@ -1,0 +1,315 @@
+"""The dependency graph of the system under investigation, built from what the data shows.
+
+Nodes are *components*: a workload (the Deployment / StatefulSet / DaemonSet / Job its
+pods belong to, named as Kubernetes names it), an external host, and the objects a
+workload stands on (``PersistentVolumeClaim/x``, ``ServiceAccount/x``, ``Node/x``,
+``Ingress/x``). Edges say "A depends on B" and carry how we know (``via``) and the
+evidence ids that show it:
+
+- a container's env values, command and args that name a host, a ``host:port`` or a URL
+  (``*_HOST``, ``*_ADDR``, ``*_URL``, ``mongodb://user@db:27017``), resolved through the
+  Services that exist (selector -> pods -> their workload) or pod / cluster IPs;
+- error facts of a component that name a host, a Service or an IP it failed to reach;
+- metric series whose labels name a caller and a callee (``source_workload`` /
+  ``destination_service_name``, ``client`` / ``server``);
+- an Ingress's backends; a pod's claims, ServiceAccount and node.
+
+Nothing here knows an application: only Kubernetes shapes, address shapes and label
+names. Pure functions over the object graph and the facts; cheap enough to rebuild
+after every result.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from opsmate.agent.observe.facts import Fact
+from opsmate.agent.observe.graph import ObjectGraph
+from opsmate.records.k8s import Pod
+
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://(?:[^@/\s\"']+@)?([a-z0-9][a-z0-9.-]*)(?::(\d+))?", re.I)
+_HOSTPORT = re.compile(r"(?<![\w./@-])([a-z][a-z0-9-]*(?:\.[a-z0-9-]+)*):(\d{2,5})\b", re.I)
+_IPPORT = re.compile(r"(?<![\d.])(\d{1,3}(?:\.\d{1,3}){3})(?::(\d{2,5}))?(?![\d.])")
+_ADDR_KEY = re.compile(
+    r"(?:HOST|HOSTNAME|ADDR|ADDRESS|URL|URI|ENDPOINT|SERVER|SERVERS|SERVICE|DSN|BROKER|BROKERS"
+    r"|UPSTREAM|BACKEND|TARGET)S?$",
+    re.I,
+)
+_HASH = re.compile(r"-[a-z0-9]{6,10}$")
+_POD_HASH = re.compile(r"-[a-z0-9]{8,10}-[a-z0-9]{5}$")
+_CALLER_LABELS = ("source_workload", "source_app", "source_service", "source", "client", "caller")
+_CALLEE_LABELS = (
+    "destination_workload",
+    "destination_service_name",
+    "destination_app",
+    "destination_service",
+    "destination",
+    "server",
+    "callee",
+    "peer_service",
+    "upstream",
+    "target_service",
+)
+_LOCAL = {"localhost", "127.0.0.1", "0.0.0.0", "::1"}
+
+
+@dataclass(frozen=True)
+class DepEdge:
+    """``src`` depends on ``dst``; ``via`` says how the data shows it."""
+
+    src: str
+    dst: str
+    via: str
+    evidence: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, object]:
+        return {"from": self.src, "to": self.dst, "via": self.via, "evidence": list(self.evidence)}
+
+
+@dataclass
+class DependencyGraph:
+    edges: list[DepEdge] = field(default_factory=list)
+    aliases: dict[str, str] = field(default_factory=dict)  # any name / IP -> component
+
+    def add(self, src: str, dst: str, via: str, evidence: Iterable[str] = ()) -> None:
+        if not src or not dst or src == dst:
+            return
+        ev = tuple(dict.fromkeys(e for e in evidence if e))
+        for i, e in enumerate(self.edges):
+            if e.src == src and e.dst == dst:
+                if not set(ev) <= set(e.evidence):
+                    self.edges[i] = DepEdge(
+                        src, dst, e.via, tuple(dict.fromkeys([*e.evidence, *ev]))
+                    )
+                return
+        self.edges.append(DepEdge(src, dst, via, ev))
+
+    def component(self, name: str | None) -> str | None:
+        """The component ``name`` (a pod, Service, host, IP, workload) belongs to."""
+        if not name:
+            return None
+        low = name.lower().strip()
+        if low in self.aliases:
+            return self.aliases[low]
+        for cut in (_POD_HASH, _HASH):
+            base = cut.sub("", low)
+            if base != low and base in self.aliases:
+                return self.aliases[base]
+        return None
+
+    def depends_on(self, src: str) -> list[DepEdge]:
+        return [e for e in self.edges if e.src == src]
+
+    def callers_of(self, dst: str) -> list[DepEdge]:
+        return [e for e in self.edges if e.dst == dst]
+
+    def reachable(self, src: str, max_depth: int = 4) -> dict[str, int]:
+        """Components ``src`` depends on, directly or not, with their depth (1 = direct)."""
+        out: dict[str, int] = {}
+        todo: deque[tuple[str, int]] = deque([(src, 0)])
+        while todo:
+            node, d = todo.popleft()
+            if d >= max_depth:
+                continue
+            for e in self.depends_on(node):
+                if e.dst not in out and e.dst != src:
+                    out[e.dst] = d + 1
+                    todo.append((e.dst, d + 1))
+        return out
+
+    def path(self, src: str, dst: str, max_depth: int = 5) -> list[DepEdge]:
+        """The shortest chain of edges from ``src`` to ``dst`` (empty when none)."""
+        prev: dict[str, DepEdge] = {}
+        todo: deque[tuple[str, int]] = deque([(src, 0)])
+        seen = {src}
+        while todo:
+            node, d = todo.popleft()
+            if node == dst:
+                break
+            if d >= max_depth:
+                continue
+            for e in self.depends_on(node):
+                if e.dst not in seen:
+                    seen.add(e.dst)
+                    prev[e.dst] = e
+                    todo.append((e.dst, d + 1))
+        if dst not in prev:
+            return []
+        out: list[DepEdge] = []
+        node = dst
+        while node != src and node in prev:
+            out.append(prev[node])
+            node = prev[node].src
+        return list(reversed(out))
+
+    def to_json(self) -> list[dict[str, object]]:
+        return [e.to_json() for e in self.edges]
+
+
+def workload_of(pod: Pod) -> str:
+    """The workload a pod belongs to: its owner with a ReplicaSet's hash cut off, else its
+    ``app`` label, else its name without the generated suffix."""
+    owner = pod.owner or ""
+    if "/" in owner:
+        kind, name = owner.split("/", 1)
+        if kind == "ReplicaSet":
+            return _HASH.sub("", name).lower()
+        if kind in ("StatefulSet", "DaemonSet", "Job", "Deployment", "CronJob"):
+            return name.lower()
+    for key in ("app.kubernetes.io/name", "app", "k8s-app", "name"):
+        if pod.labels.get(key):
+            return pod.labels[key].lower()
+    name = (pod.name or "").lower()
+    return _POD_HASH.sub("", name) or name
+
+
+def _selects(selector: dict[str, str], labels: dict[str, str]) -> bool:
+    return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
+
+
+def hosts_in(text: str) -> list[tuple[str, str | None]]:
+    """``(host, port)`` pairs a value names: URLs, ``host:port`` and IPs."""
+    out: list[tuple[str, str | None]] = []
+    for m in _URL.finditer(text):
+        out.append((m.group(1).lower(), m.group(2)))
+    for m in _HOSTPORT.finditer(text):
+        pair = (m.group(1).lower(), m.group(2))
+        if not any(pair[0] == h for h, _ in out):
+            out.append(pair)
+    for m in _IPPORT.finditer(text):
+        if not any(m.group(1) == h for h, _ in out):
+            out.append((m.group(1), m.group(2)))
+    return [(h, p) for h, p in out if h not in _LOCAL]
+
+
+def build(graph: ObjectGraph, facts: Iterable[Fact] = ()) -> DependencyGraph:
+    """The dependency graph the object graph and the facts show (see module doc)."""
+    dg = DependencyGraph()
+    pods = graph.pods()
+    services = graph.all("Service")
+    # components and their aliases: workloads, pods, pod IPs, Services (by selector)
+    for p in pods:
+        comp = workload_of(p)
+        dg.aliases.setdefault(comp, comp)
+        if p.name:
+            dg.aliases[p.name.lower()] = comp
+        if p.ip:
+            dg.aliases[p.ip] = comp
+    for kind in ("Deployment", "StatefulSet", "DaemonSet"):
+        for w in graph.all(kind):
+            name = str(getattr(w, "name", "") or "").lower()
+            if name:
+                dg.aliases.setdefault(name, name)
+    for s in services:
+        name = (s.name or "").lower()
+        if not name:
+            continue
+        backing = [workload_of(p) for p in pods if _selects(s.selector, p.labels)]
+        comp = max(set(backing), key=backing.count) if backing else dg.aliases.get(name, name)
+        dg.aliases[name] = comp
+        if s.namespace:
+            for suffix in (
+                f".{s.namespace}",
+                f".{s.namespace}.svc",
+                f".{s.namespace}.svc.cluster.local",
+            ):
+                dg.aliases[name + suffix] = comp
+        if s.cluster_ip and s.cluster_ip not in ("None", ""):
+            dg.aliases[s.cluster_ip] = comp
+    for ep in graph.all("Endpoints"):
+        owner = dg.aliases.get((ep.service or ep.name or "").lower())
+        for a in [*ep.ready, *ep.not_ready]:
+            if owner and a.ip:
+                dg.aliases.setdefault(a.ip, owner)
+
+    def resolve(host: str) -> str | None:
+        comp = dg.component(host)
+        if comp:
+            return comp
+        first = host.split(".")[0]
+        if "." in host and not _IPPORT.fullmatch(host):
+            return dg.aliases.get(first) if host.count(".") >= 1 and _svc_like(host) else None
+        return None
+
+    # env values, command and args that name addresses
+    for p in pods:
+        comp = workload_of(p)
+        eid = graph.source_of("Pod", p.namespace, p.name or "") or ""
+        for c in p.all_containers():
+            for env in c.env:
+                val = env.value or ""
+                if not val or env.value_hidden:
+                    continue
+                named = [h for h, _ in hosts_in(val)]
+                if not named and env.name and _ADDR_KEY.search(env.name):
+                    named = [val.strip().lower()]
+                for h in named:
+                    dst = resolve(h) or (f"host/{h}" if "." in h or ":" in val else None)
+                    if dst:
+                        dg.add(comp, dst, f"env {env.name}={val[:80]}", [eid])
+            for arg in [*c.command, *c.args]:
+                for h, _ in hosts_in(arg):
+                    dst = resolve(h)
+                    if dst:
+                        dg.add(comp, dst, f"argument {arg[:80]}", [eid])
+        for v in p.volumes:
+            if v.type == "persistentVolumeClaim" and v.ref_name:
+                dg.add(comp, f"PersistentVolumeClaim/{v.ref_name}", f"volume {v.name}", [eid])
+        if p.service_account and p.service_account != "default":
+            dg.add(comp, f"ServiceAccount/{p.service_account}", "serviceAccountName", [eid])
+    for ing in graph.all("Ingress"):
+        eid = graph.source_of("Ingress", ing.namespace, ing.name or "") or ""
+        for svc in ing.services():
+            dst = dg.aliases.get(svc.lower(), svc.lower())
+            dg.add(f"Ingress/{ing.name}", dst, f"backend Service {svc}", [eid])
+    # what facts show: a component's failing calls, metric series naming caller and callee
+    for f in facts:
+        _from_fact(dg, f, resolve)
+    return dg
+
+
+def _svc_like(host: str) -> bool:
+    parts = host.split(".")
+    return len(parts) == 2 or (len(parts) >= 3 and parts[2] == "svc")
+
+
+def fact_component(dg: DependencyGraph, f: Fact) -> str | None:
+    """The component a fact is about (its subject, else its service)."""
+    names = []
+    if f.subject is not None and f.subject.kind not in ("host",):
+        names.append(f.subject.name)
+    if f.service:
+        names.append(f.service)
+    for n in names:
+        comp = dg.component(n)
+        if comp:
+            return comp
+    return None
+
+
+def _from_fact(dg: DependencyGraph, f: Fact, resolve: object) -> None:
+    from opsmate.agent.observe.facts import FactKind as K
+
+    labels = f.detail.get("labels") if isinstance(f.detail.get("labels"), dict) else None
+    if labels:
+        src = next((str(labels[k]) for k in _CALLER_LABELS if labels.get(k)), None)
+        dst = next((str(labels[k]) for k in _CALLEE_LABELS if labels.get(k)), None)
+        if src and dst and src.lower() not in ("unknown", "") and dst.lower() not in ("unknown",):
+            a = dg.component(src) or src.lower()
+            b = dg.component(dst) or dg.component(dst.split(".")[0]) or dst.lower()
+            dg.add(a, b, "metric labels", f.evidence)
+    if f.kind not in (K.DEPENDENCY_FAILURE, K.LOG_ERROR, K.LAST_WORDS, K.CONFIG_ERROR):
+        return
+    src_comp = fact_component(dg, f)
+    if not src_comp:
+        return
+    targets: list[str] = [o.name for o in f.objects if o.kind in ("host", "Service", "app")]
+    text = f"{f.quote or ''} {f.message or ''}"
+    targets += [h for h, _ in hosts_in(text)]
+    for t in targets:
+        dst = resolve(t.lower()) if callable(resolve) else None
+        if dst and dst != src_comp:
+            dg.add(src_comp, dst, f"its errors name {t}", f.evidence)

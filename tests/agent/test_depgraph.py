@@ -1,0 +1,223 @@
+"""The dependency graph (agent/observe/depgraph.py) on synthetic objects and facts: each edge
+kind, aliases (pods, IPs, Service names and DNS forms), the walk (a chain of three, a cycle,
+a fan-out) and the path used for the chain in reports."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from opsmate.agent.judge import links
+from opsmate.agent.observe.depgraph import DependencyGraph, build, fact_component, hosts_in
+from opsmate.agent.observe.facts import Fact, FactKind, ObjRef
+from opsmate.agent.observe.graph import ObjectGraph
+from opsmate.agent.subject import Subject
+from opsmate.records.k8s import Container, EnvVar, Pod, Volume
+from opsmate.records.k8s_objects import EndpointAddress, Endpoints, Ingress, IngressBackend, Service
+
+T0 = datetime(2026, 5, 4, 10, 0, tzinfo=UTC)
+
+
+def pod(
+    workload: str,
+    ip: str,
+    env: dict[str, str] | None = None,
+    *,
+    args: list[str] | None = None,
+    volumes: list[Volume] | None = None,
+    sa: str | None = None,
+) -> Pod:
+    return Pod(
+        name=f"{workload}-5d8f9c7b6d-x2x1a",
+        namespace="shop",
+        owner=f"ReplicaSet/{workload}-5d8f9c7b6d",
+        labels={"app": workload},
+        ip=ip,
+        containers=[
+            Container(
+                name="main",
+                env=[EnvVar(name=k, value=v) for k, v in (env or {}).items()],
+                args=args or [],
+            )
+        ],
+        volumes=volumes or [],
+        service_account=sa,
+    )
+
+
+def service(name: str, app: str, ip: str) -> Service:
+    return Service(name=name, namespace="shop", selector={"app": app}, cluster_ip=ip)
+
+
+def objects(*records: tuple[str, object]) -> ObjectGraph:
+    g = ObjectGraph()
+    for i, (kind, r) in enumerate(records):
+        g.add(kind, r, f"E{i + 1}")  # type: ignore[arg-type]
+    return g
+
+
+def test_hosts_in_reads_urls_host_ports_and_ips() -> None:
+    assert hosts_in("mongodb://user:pw@carts-db:27017/data") == [("carts-db", "27017")]
+    assert hosts_in("cartservice:7070") == [("cartservice", "7070")]
+    assert ("10.4.0.12", "5432") in hosts_in("dial tcp 10.4.0.12:5432: connect: refused")
+    assert hosts_in("http://localhost:8080/x") == []
+
+
+def test_env_edges_resolve_through_services_by_selector() -> None:
+    g = objects(
+        ("Pod", pod("web", "10.0.0.1", {"CART_ADDR": "cart-svc:7070", "DB_URL": "postgres://db"})),
+        ("Pod", pod("cart-backend", "10.0.0.2")),
+        ("Pod", pod("postgres", "10.0.0.3")),
+        ("Service", service("cart-svc", "cart-backend", "10.96.0.10")),
+        ("Service", service("db", "postgres", "10.96.0.11")),
+    )
+    dg = build(g)
+    deps = {e.dst: e.via for e in dg.depends_on("web")}
+    assert set(deps) == {"cart-backend", "postgres"}
+    assert deps["cart-backend"].startswith("env CART_ADDR=")
+    assert dg.depends_on("web")[0].evidence == ("E1",)
+
+
+def test_bare_host_under_an_address_named_key_and_args() -> None:
+    g = objects(
+        (
+            "Pod",
+            pod("api", "10.0.0.1", {"REDIS_HOST": "cache"}, args=["--db=mysql://catalogue-db"]),
+        ),
+        ("Pod", pod("cache", "10.0.0.2")),
+        ("Pod", pod("catalogue-db", "10.0.0.3")),
+        ("Service", service("cache", "cache", "10.96.0.2")),
+        ("Service", service("catalogue-db", "catalogue-db", "10.96.0.3")),
+    )
+    assert {e.dst for e in build(g).depends_on("api")} == {"cache", "catalogue-db"}
+
+
+def test_aliases_pod_names_ips_and_dns_forms() -> None:
+    g = objects(
+        ("Pod", pod("payment", "10.0.0.9")),
+        ("Service", service("paymentservice", "payment", "10.96.0.9")),
+        (
+            "Endpoints",
+            Endpoints(
+                name="paymentservice",
+                namespace="shop",
+                service="paymentservice",
+                ready=[EndpointAddress(ip="10.0.0.19")],
+            ),
+        ),
+    )
+    dg = build(g)
+    for name in (
+        "payment-5d8f9c7b6d-x2x1a",
+        "10.0.0.9",
+        "10.96.0.9",
+        "10.0.0.19",
+        "paymentservice",
+        "paymentservice.shop.svc.cluster.local",
+        "payment",
+    ):
+        assert dg.component(name) == "payment", name
+
+
+def test_storage_account_and_ingress_edges() -> None:
+    g = objects(
+        (
+            "Pod",
+            pod(
+                "db",
+                "10.0.0.1",
+                volumes=[Volume(name="data", type="persistentVolumeClaim", ref_name="data-db-0")],
+                sa="db-operator",
+            ),
+        ),
+        ("Service", service("db", "db", "10.96.0.1")),
+        (
+            "Ingress",
+            Ingress(name="shop", namespace="shop", rules=[IngressBackend(service="db")]),
+        ),
+    )
+    dg = build(g)
+    assert {e.dst for e in dg.depends_on("db")} == {
+        "PersistentVolumeClaim/data-db-0",
+        "ServiceAccount/db-operator",
+    }
+    assert [e.dst for e in dg.depends_on("Ingress/shop")] == ["db"]
+
+
+def _err(service: str, text: str, eid: str, objects: list[ObjRef] | None = None) -> Fact:
+    return Fact(
+        key=f"{service}:{text}",
+        kind=FactKind.DEPENDENCY_FAILURE,
+        statement=text,
+        evidence=[eid],
+        service=service,
+        subject=ObjRef(kind="app", name=service),
+        quote=text,
+        objects=objects or [],
+        time=T0,
+    )
+
+
+def test_fact_edges_from_error_text_ips_and_metric_labels() -> None:
+    g = objects(
+        ("Pod", pod("frontend", "10.0.0.1")),
+        ("Pod", pod("checkout", "10.0.0.2")),
+        ("Pod", pod("payment", "10.0.0.3")),
+        ("Service", service("checkoutservice", "checkout", "10.96.0.2")),
+    )
+    facts = [
+        _err("frontend", "rpc error: dial tcp 10.96.0.2:5050: connect: connection refused", "E7"),
+        Fact(
+            key="m1",
+            kind=FactKind.LATENCY,
+            statement="latency rose",
+            evidence=["E8"],
+            detail={"labels": {"source_workload": "checkout", "destination_workload": "payment"}},
+        ),
+    ]
+    dg = build(g, facts)
+    assert [(e.dst, e.evidence) for e in dg.depends_on("frontend")] == [("checkout", ("E7",))]
+    assert [e.dst for e in dg.depends_on("checkout")] == ["payment"]
+    assert fact_component(dg, facts[0]) == "frontend"
+
+
+def _chain(*pairs: tuple[str, str]) -> DependencyGraph:
+    dg = DependencyGraph()
+    for a, b in pairs:
+        dg.aliases.setdefault(a, a)
+        dg.aliases.setdefault(b, b)
+        dg.add(a, b, "test", ["E1"])
+    return dg
+
+
+def test_walk_chain_of_three_cycle_and_fan_out() -> None:
+    chain = _chain(("frontend", "checkout"), ("checkout", "payment"))
+    assert chain.reachable("frontend") == {"checkout": 1, "payment": 2}
+    assert [e.dst for e in chain.path("frontend", "payment")] == ["checkout", "payment"]
+    cycle = _chain(("a", "b"), ("b", "c"), ("c", "a"))
+    assert cycle.reachable("a") == {"b": 1, "c": 2}  # terminates, never itself
+    fan = _chain(("edge", "x"), ("edge", "y"), ("y", "z"))
+    assert fan.reachable("edge") == {"x": 1, "y": 1, "z": 2}
+    assert fan.path("edge", "nowhere") == []
+
+
+def test_relation_links_a_dependency_the_data_shows() -> None:
+    dg = _chain(("frontend", "checkout"), ("checkout", "payment"))
+    subject = Subject(names=["frontend"])
+    reach = links.subject_reach(subject, dg, [])
+    deep = Fact(
+        key="p",
+        kind=FactKind.CRASH_LOOP,
+        statement="payment crash-loops",
+        evidence=["E3"],
+        subject=ObjRef(kind="Pod", name="payment-5d8f9c7b6d-x2x1a", namespace="shop"),
+    )
+    other = Fact(
+        key="o",
+        kind=FactKind.CRASH_LOOP,
+        statement="batch crash-loops",
+        evidence=["E4"],
+        subject=ObjRef(kind="Pod", name="batch-1", namespace="shop"),
+    )
+    g = ObjectGraph()
+    assert links.relation(deep, subject, g, set(), [], None, reach, dg) == links.LINKED
+    assert links.relation(other, subject, g, set(), [], None, reach, dg) == links.UNRELATED

@@ -1,0 +1,57 @@
+"""Grounded intake (agent/intake_ground.py): a word is a namespace or an object only when
+something by that name exists."""
+
+from __future__ import annotations
+
+from opsmate.agent.intake_ground import Inventory, ground
+from opsmate.agent.intake_subject import detect_namespace, detect_subject
+
+INV = Inventory.of(
+    ["shop-3", "app-108", "boutique", "kube-system", "default"],
+    ["client", "api-service", "checkout", "checkout-7d9f8c-x2x1a"],
+)
+
+
+def _ground(q: str, inv: Inventory = INV):  # type: ignore[no-untyped-def]
+    ns = detect_namespace(q)
+    return ground(q, detect_subject(q, namespace=ns), inv)
+
+
+def test_a_preposition_is_not_a_namespace() -> None:
+    g = _ground("Why does the pod client under namespace shop-3 fail to connect?")
+    assert g.subject.namespace == "shop-3"
+    assert g.subject.names == ["client"]
+    assert "no namespace called 'under' exists" in g.notes[0]
+
+
+def test_a_service_before_the_word_namespace_is_a_name() -> None:
+    g = _ground("api-service namespace app-108 returns 500s")
+    assert g.subject.namespace == "app-108"
+    assert "api-service" in g.subject.names
+
+
+def test_a_known_namespace_written_plainly_is_grounded() -> None:
+    assert _ground("checkout is slow in boutique").subject.namespace == "boutique"
+
+
+def test_everyday_words_never_become_a_namespace_unasked() -> None:
+    assert _ground("checkout fails by default since 10:00").subject.namespace is None
+
+
+def test_nothing_resolves_is_said_and_dropped() -> None:
+    g = _ground("what is wrong in namespace ghost")
+    assert g.subject.namespace is None
+    assert g.unresolved == ["ghost"]
+    assert "namespaces:" in g.notes[0]
+
+
+def test_no_inventory_changes_nothing() -> None:
+    q = "the pod client under namespace shop-3"
+    ns = detect_namespace(q)
+    s = detect_subject(q, namespace=ns)
+    assert ground(q, s, Inventory()).subject == s
+
+
+def test_names_that_exist_win_over_words_that_do_not() -> None:
+    g = _ground("the checkout deployment and the frobnicator pod fail")
+    assert g.subject.names == ["checkout"]
