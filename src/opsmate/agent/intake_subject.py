@@ -78,9 +78,11 @@ _SYMPTOMS: tuple[tuple[re.Pattern[str], FactKind], ...] = (
     (re.compile(r"pending|not (?:be )?scheduled|be scheduled|unschedul|调度", re.I),
      FactKind.POD_PENDING),
     (re.compile(r"\b(?:job|cronjob)\b.*\bfail|fail\w*.*\bjob\b", re.I), FactKind.JOB_FAILED),
-    (re.compile(r"\b5\d\d\b|5xx|error rate|errors?\b|failing|fails|报错|错误|失败", re.I),
+    (re.compile(r"\b5\d\d\b|5xx|error rate|errors?\b|\bfail(?:s|ed|ing|ures?)?\b|can'?t (?:place|"
+                r"log ?in|check ?out|buy|order|book)|报错|错误|失败", re.I),
      FactKind.ERROR_RATE),
-    (re.compile(r"latency|slow|timeouts?|timing out|延迟|慢|超时", re.I), FactKind.LATENCY),
+    (re.compile(r"latency|slow|sluggish|laggy|takes? (?:\w+ )?(?:to \w+ )?seconds|timeouts?"
+                r"|timing out|hang(?:s|ing)?\b|延迟|慢|超时", re.I), FactKind.LATENCY),
     (re.compile(r"not ready|unhealthy|not running|unavailable|can'?t reach|unable to reach"
                 r"|can'?t connect|cannot connect|不可用|连不上", re.I), FactKind.NOT_READY),
 )  # fmt: skip
@@ -107,10 +109,19 @@ def namespace_candidates(text: str) -> list[str]:
 
 def detect_symptom(text: str) -> FactKind | None:
     """The symptom a question reports, if it says one."""
+    said = _NEGATED.sub(" ", text)  # "no errors are reported" reports no errors
     for pat, kind in _SYMPTOMS:
-        if pat.search(text):
+        if pat.search(said):
             return kind
     return None
+
+
+_NEGATED = re.compile(
+    r"\b(?:no|without|zero|not any|never any)\s+(?:\w+\s+)?(?:errors?|5xx|failures?|crash\w*"
+    r"|restarts?)\b|\b(?:doesn'?t|does not|didn'?t|did not|isn'?t|is not)\s+(?:\w+\s+)?"
+    r"(?:crash\w*|fail\w*|error\w*|restart\w*)",
+    re.I,
+)
 
 
 def detect_subject(

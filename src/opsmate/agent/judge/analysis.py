@@ -83,8 +83,14 @@ def analyse(
     aliases = links.subject_aliases(subject, graph)
     services = state.constraints.services
     dg = depgraph.build(graph, facts)
-    state.dependencies = dg.to_json()
     reach = links.subject_reach(subject, dg, services)
+    for sus in links.timing_suspects(facts, subject, dg, services):
+        reach.setdefault(sus, 1)
+        for n in [*subject.names[:1], *services[:1]]:
+            src = dg.component(n) or n.lower()
+            if not dg.path(src, sus):
+                dg.add(src, sus, "inferred: down before the subject's errors began")
+    state.dependencies = dg.to_json()
     rel = {
         f.key: links.relation(f, subject, graph, deps, services, aliases, reach, dg) for f in facts
     }
@@ -114,7 +120,7 @@ def analyse(
     if added is not None and mine:
         added.explains, added.explains_subject = mine[0], True
     for c in cands:
-        c.supported = c is added or _supported(c)
+        c.supported = c is added or _supported(c, onset)
     chains.link_chains(cands, graph, dg)
     cands.sort(key=lambda x: -x.score)
     for c in cands:
@@ -174,10 +180,21 @@ def _impact(root: Candidate, facts: list[Fact], rel: dict[str, str], names: set[
     return out[:2]
 
 
-def _supported(c: Candidate) -> bool:
+def _over_before(c: Candidate, onset: datetime | None) -> bool:
+    """Whether an inferred cause was seen only before the onset and not since (a readiness
+    blip a quarter of an hour before the trouble explains none of it)."""
+    if onset is None or c.conclusive or c.lead.time is None:
+        return False
+    last = c.lead.last_time or c.lead.time
+    return last < onset - timedelta(minutes=5) and c.lead.count <= 3
+
+
+def _supported(c: Candidate, onset: datetime | None = None) -> bool:
     """Conclusive on its own, or an inferred cause with a second, independent support."""
     if c.superseded_by:
         return False  # the evidence says it no longer holds
+    if _over_before(c, onset):
+        return False
     if c.conclusive:
         return True
     if c.relation == links.SUBJECT and (

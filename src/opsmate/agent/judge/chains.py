@@ -137,11 +137,7 @@ def _is_deeper(
         dg is not None
         and a.kind in _REACHING
         and b.kind != K.CHANGE
-        and deep.relation
-        in (
-            links.LINKED,
-            links.SUBJECT,
-        )
+        and deep.relation in (links.LINKED, links.SUBJECT, links.SCOPE)
     ):
         # the dependency graph: the shallow one's component depends on the deep one's
         ca, cb = fact_component(dg, a), fact_component(dg, b)

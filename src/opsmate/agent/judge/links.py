@@ -168,3 +168,45 @@ def subject_reach(
             if dst not in comps and (dst not in out or d < out[dst]):
                 out[dst] = d
     return out
+
+
+_CALLER_SIDE = {"log_error", "dependency_failure", "error_rate", "latency"}
+_DOWN = {"crash_loop", "container_exit", "not_ready", "pod_pending"}
+
+
+def timing_suspects(
+    facts: list[Fact], subject: Subject, dg: DependencyGraph, focus_services: list[str]
+) -> set[str]:
+    """Components that were down before the subject's own errors began, when no edge of the
+    data connects them: the subject's failure is caller-side only (its errors, a failing
+    dependency, latency) and one or two other components of its namespace crash, are not
+    ready or have no pods from before that moment. Empty when the subject has no errors of
+    its own (a healthy subject is never blamed on a neighbour) or when many components are
+    down (a noisy namespace says nothing)."""
+    if subject.empty() and not focus_services:
+        return set()
+    mine = [
+        f
+        for f in facts
+        if (f.focus or any(subject.matches(n) for n in f.names()))
+        and f.severity == "error"
+        and f.time is not None
+    ]
+    if not mine or any(f.kind.value not in _CALLER_SIDE for f in mine):
+        return set()  # the subject has its own failure, or none at all
+    start = min(f.time for f in mine if f.time is not None)
+    own = {c for f in mine if (c := fact_component(dg, f)) is not None}
+    own |= {n.lower() for n in subject.names}
+    down: set[str] = set()
+    for f in facts:
+        if f.kind.value not in _DOWN and f.reason != "ScaledToZero":
+            continue
+        if f.severity != "error" or not subject.in_namespace(_ns(f)):
+            continue
+        began = f.time or start
+        if (began - start).total_seconds() > 120:
+            continue  # it went down after the subject's errors began: not their cause
+        comp = fact_component(dg, f)
+        if comp is not None and comp not in own:
+            down.add(comp)
+    return down if 0 < len(down) <= 2 else set()

@@ -57,6 +57,8 @@ def abnormal_components(
     for f in facts:
         if f.kind in _SKIP or f.severity == "info" or f.detail.get("background"):
             continue
+        if f.severity != "error" and not (f.kind in _SHIFT and f.detail.get("query")):
+            continue  # a warning is abnormal only as a shifted request series
         if role(f.kind) not in (Role.SYMPTOM, Role.CAUSE):
             continue
         if cutoff is not None and f.time is not None and (f.last_time or f.time) < cutoff:

@@ -40,7 +40,15 @@ _ADDR_KEY = re.compile(
 )
 _HASH = re.compile(r"-[a-z0-9]{6,10}$")
 _POD_HASH = re.compile(r"-[a-z0-9]{8,10}-[a-z0-9]{5}$")
-_CALLER_LABELS = ("source_workload", "source_app", "source_service", "source", "client", "caller")
+_CALLER_LABELS = (
+    "source_workload",
+    "source_app",
+    "source_service",
+    "source",
+    "client",
+    "caller",
+    "job",
+)
 _CALLEE_LABELS = (
     "destination_workload",
     "destination_service_name",
@@ -52,6 +60,7 @@ _CALLEE_LABELS = (
     "peer_service",
     "upstream",
     "target_service",
+    "grpc_service",
 )
 _LOCAL = {"localhost", "127.0.0.1", "0.0.0.0", "::1"}
 
@@ -299,7 +308,9 @@ def _from_fact(dg: DependencyGraph, f: Fact, resolve: object) -> None:
         dst = next((str(labels[k]) for k in _CALLEE_LABELS if labels.get(k)), None)
         if src and dst and src.lower() not in ("unknown", "") and dst.lower() not in ("unknown",):
             a = dg.component(src) or src.lower()
-            b = dg.component(dst) or dg.component(dst.split(".")[0]) or dst.lower()
+            last = dst.rsplit(".", 1)[-1].lower()  # a gRPC service: package.Name
+            b = dg.component(dst) or dg.component(dst.split(".")[0]) or dg.component(last)
+            b = b or dst.lower()
             dg.add(a, b, "metric labels", f.evidence)
     if f.kind not in (K.DEPENDENCY_FAILURE, K.LOG_ERROR, K.LAST_WORDS, K.CONFIG_ERROR):
         return

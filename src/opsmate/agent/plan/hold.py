@@ -32,13 +32,20 @@ def unrelated_facts(
     """Keys of the facts unrelated to ``subject`` (none when the question names no subject)."""
     if subject.empty():
         return set()
+    from opsmate.agent.observe import depgraph
+
     usable = [f for f in facts if f.kind != K.NO_CHANGE]
     deps = links.dependencies(usable)
     aliases = links.subject_aliases(subject, graph)
+    dg = depgraph.build(graph, usable)
+    reach = links.subject_reach(subject, dg, services)
+    for comp in links.timing_suspects(usable, subject, dg, services):
+        reach.setdefault(comp, 1)
     return {
         f.key
         for f in usable
-        if links.relation(f, subject, graph, deps, services, aliases) == links.UNRELATED
+        if links.relation(f, subject, graph, deps, services, aliases, reach, dg)
+        == links.UNRELATED
     }
 
 

@@ -118,5 +118,6 @@ def _metric_survey(state: TaskState, planner: Planner) -> None:
                 else "resource series per pod",
                 source="rule",
                 priority=int(tier) + 5 + i,
+                essential=i < 2,  # the first two always run: logs may say nothing
             )
         )

@@ -109,7 +109,9 @@ def service_selectors(ctx: ObserveContext) -> list[Fact]:
         ready = [p for p in matching if pod_ready(p)]
         service = svc.selector.get("app") or svc.name
         ev = evidence(g, ("Service", ns, svc.name), listed, ("Endpoints", ns, svc.name))
-        if not matching and listed:
+        if not matching and listed and _scaled_down(g, ns, svc.selector):
+            pass  # its workload is scaled to 0: that fact (k8s_workloads) says why
+        elif not matching and listed:
             diffs, near = _near(svc.selector, pods)
             why = (
                 "; ".join(diffs)
@@ -235,3 +237,16 @@ def _named_ports(ctx: ObserveContext, svc: Service, pods: list[Pod], ev: list[st
             )
         )
     return out
+
+
+def _scaled_down(g: object, ns: str | None, selector: dict[str, str]) -> bool:
+    """Whether a Deployment / StatefulSet whose pods the selector would select is at 0."""
+    from opsmate.records.k8s_objects import Workload
+
+    for kind in ("Deployment", "StatefulSet"):
+        for w in g.all(kind, ns):  # type: ignore[attr-defined]
+            if not isinstance(w, Workload) or w.replicas.desired != 0 or w.template is None:
+                continue
+            if all(w.template.labels.get(k) == v for k, v in selector.items()):
+                return True
+    return False

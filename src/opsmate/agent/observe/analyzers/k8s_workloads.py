@@ -152,6 +152,8 @@ def _workload(ctx: ObserveContext, kind: str, w: Workload) -> list[Fact]:
     desired = r.desired or 0
     if kind == "ReplicaSet" and w.owner and g.get("Deployment", ns, w.owner.split("/", 1)[-1]):
         return out  # the Deployment's own fact covers it
+    if r.desired == 0 and kind in ("Deployment", "StatefulSet"):
+        out += _scaled_to_zero(ctx, kind, w)
     if desired > 0 and r.ready < desired:
         created = f", {r.current} created" if r.current is not None and r.current < desired else ""
         out.append(
@@ -217,3 +219,44 @@ def disruption_budgets(ctx: ObserveContext) -> list[Fact]:
             )
         )
     return facts
+
+
+def template_labels(w: Workload) -> dict[str, str]:
+    """The labels a workload gives its pods (the template's, else its selector's)."""
+    labels = dict(w.template.labels) if w.template is not None else {}
+    return labels or dict(getattr(w.selector, "match_labels", None) or {})
+
+
+def _scaled_to_zero(ctx: ObserveContext, kind: str, w: Workload) -> list[Fact]:
+    """A workload scaled to 0 replicas while a Service still sends traffic to its pods: the
+    Service has no endpoints, every call to it fails, nothing crash-loops."""
+    from opsmate.records.k8s_objects import Service
+
+    g, ns = ctx.graph, w.namespace
+    labels = template_labels(w)
+    served = [
+        s
+        for s in g.all("Service", ns)
+        if isinstance(s, Service)
+        and s.selector
+        and all(labels.get(k) == v for k, v in s.selector.items())
+    ]
+    if not served or not labels:
+        return []
+    names = [str(s.name) for s in served]
+    return [
+        k8s_fact(
+            ctx,
+            K.MISCONFIGURATION,
+            f"scaled-to-zero:{kind}:{ns}:{w.name}",
+            f"{kind} `{w.name}` is scaled to 0 replicas (spec.replicas: 0), so Service "
+            f"{quoted(names, 3)} has no pods to send traffic to and every call to it fails",
+            subject=ref(kind, w.name, ns),
+            evidence=evidence(g, (kind, ns, w.name), *[("Service", ns, n) for n in names[:2]]),
+            objects=[ref("Service", n, ns) for n in names[:3]],
+            service=w.name,
+            severity="error",
+            reason="ScaledToZero",
+            detail={"replicas": 0, "services": names, "conclusive": True},
+        )
+    ]

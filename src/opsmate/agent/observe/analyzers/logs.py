@@ -111,7 +111,9 @@ def _group_fact(
         onset=ctx.onset, count=g.count, first=g.first_seen, last=g.last_seen,
         timeline=g.timeline, buckets=buckets,
     )  # fmt: skip
-    statement = signal_statement(kind, who, sig, quote, count)
+    # a generic message ("request error") with the failure in an error field: quote both
+    said = quote if not err or err[:60] in quote else f"{quote}: {err[:300]}"
+    statement = signal_statement(kind, who, sig, said, count)
     if g.inferred:
         statement += " (an unleveled line; read as an error from its content)" if error_like else ""
     statement += timing_words(split)
@@ -150,7 +152,7 @@ def _group_fact(
         first=g.first_seen,
         last=g.last_seen,
         reason=sig.reason,
-        message=quote,
+        message=said,
         detail=detail,
         focus_names=(origin, emitter),
     )

@@ -44,7 +44,7 @@ def _shift_kind(query: str, labels: dict[str, str], direction: str) -> FactKind:
     under pressure (throttling, pools, memory: a candidate cause), latency or errors (symptoms),
     or a plain change."""
     text = query + " " + " ".join(f"{k}={v}" for k, v in labels.items())
-    if _LATENCY.search(query):
+    if _LATENCY.search(query) and not _COUNT_ONLY.search(query):
         if direction == "rose" and any(k in labels for k in _PEER_LABELS):
             return FactKind.DEPENDENCY_FAILURE
         return FactKind.LATENCY
@@ -57,11 +57,14 @@ def _shift_kind(query: str, labels: dict[str, str], direction: str) -> FactKind:
     return FactKind.METRIC_SHIFT
 
 
+# a histogram's _count (or _sum alone) is a request rate, not a duration
+_COUNT_ONLY = re.compile(r"^(?!.*(?:_bucket|quantile|_sum\b.*_count|/)).*_count\b", re.S)
 _APP_KEYS = (
     "destination_workload",
     "destination_service_name",
     "destination_app",
     "destination_service",
+    "grpc_service",
     "service_name",
     "service",
     "app",
@@ -80,6 +83,8 @@ def _app_of(query: str, labels: dict[str, str]) -> str | None:
     for key in _APP_KEYS:
         value = labels.get(key)
         if value and value not in ("POD", "unknown", "") and not (key == "job" and "/" in value):
+            if key == "grpc_service":  # hipstershop.CurrencyService -> currencyservice
+                return value.rsplit(".", 1)[-1].lower()
             return value.split(".")[0] if key.startswith("destination_service") else value
     if labels.get("pod"):
         return _POD_SUFFIX.sub("", labels["pod"])

@@ -22,7 +22,10 @@ def rollouts(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
     name = ro.name or str(result.args.get("name") or "")
     if name:
         ro.name = name
-        ctx.graph.add("Deployment", ro, ctx.eid, ro.namespace or result.args.get("namespace"))
+        ns = ro.namespace or result.args.get("namespace")
+        known = ctx.graph.get("Deployment", ns, name)
+        if known is None or isinstance(known, Rollout):  # a listed Deployment says more
+            ctx.graph.add("Deployment", ro, ctx.eid, ns)
     facts: list[Fact] = []
     subject = ObjRef(kind="Deployment", name=name, namespace=ro.namespace)
     cur = ro.current()

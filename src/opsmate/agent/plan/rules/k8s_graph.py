@@ -360,6 +360,12 @@ def dependency_service(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
         what = name or "a cluster IP"
         out.append(list_check(ctx, "Service", ns, f"connections to {what} fail: the Service"))
         out.append(list_check(ctx, "NetworkPolicy", ns, f"connections to {what} fail: policies"))
+    if not out:
+        # the callee is named only by an address or not at all: the namespace's Services
+        # (selectors, ports, endpoints) tell which callee and why it does not serve
+        ns = fact.subject.namespace if fact.subject else None
+        out.append(list_check(ctx, "Service", ns, "calls to a dependency fail: the Services"))
+        out.append(list_check(ctx, "NetworkPolicy", ns, "calls to a dependency fail: policies"))
     return keep_checks(out)
 
 
@@ -407,3 +413,18 @@ def reference_proof(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
             )
         )
     return keep_checks(out)[:3]
+
+
+@fact_rule("workloads_behind_service", Tier.FOLLOW, K.SELECTOR_MISMATCH, K.NOT_READY)
+def workloads_behind_service(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
+    """A Service with no (ready) endpoints: the workloads that should back it (scaled to 0?
+    a template whose labels changed?)."""
+    if fact.subject is None or fact.subject.kind != "Service":
+        return []
+    ns = fact.subject.namespace
+    return keep_checks(
+        [
+            list_check(ctx, "Deployment", ns, f"Service {fact.subject.name} has no endpoints"),
+            list_check(ctx, "StatefulSet", ns, f"Service {fact.subject.name} has no endpoints"),
+        ]
+    )
