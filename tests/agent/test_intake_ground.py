@@ -55,3 +55,10 @@ def test_no_inventory_changes_nothing() -> None:
 def test_names_that_exist_win_over_words_that_do_not() -> None:
     g = _ground("the checkout deployment and the frobnicator pod fail")
     assert g.subject.names == ["checkout"]
+
+
+def test_an_application_name_that_is_no_object_leaves_the_namespace_as_subject() -> None:
+    g = _ground("train-ticket in ns shop-3: searching trips returns an error")
+    assert g.subject.namespace == "shop-3"
+    assert g.subject.names == []
+    assert g.unresolved == ["train-ticket"]

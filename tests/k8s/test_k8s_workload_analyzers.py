@@ -493,7 +493,7 @@ def test_rbac_denial_evaluated_against_bindings() -> None:
     )
     [fact] = f.facts(K.RBAC_DENIED)
     assert (
-        "ServiceAccount `shop/reporter` may not `list` on `pods` in namespace shop"
+        "ServiceAccount `shop/reporter` is forbidden to `list` on `pods` in namespace shop"
         in fact.statement
     )
     assert "RoleBinding `reporter` -> Role `cm-reader` (get on configmaps)" in fact.statement

@@ -64,10 +64,14 @@ def ground(question: str, subject: Subject, inventory: Inventory) -> Grounding:
                 "the investigation follows " + ", ".join(known)
             )
         elif unknown and not known:
+            # words the question used as names ("train-ticket in ns ts"), naming nothing
+            # that exists: the question is about its namespace as a whole
             unresolved.extend(unknown)
+            out.names = []
             notes.append(
-                "no object named " + ", ".join(repr(n) for n in unknown) + " was found in the "
-                "inventory; the names are kept for logs and metrics"
+                "no object named " + ", ".join(repr(n) for n in unknown) + " exists; "
+                "the investigation covers "
+                + (f"the namespace {out.namespace}" if out.namespace else "every namespace")
             )
     return Grounding(out, notes, unresolved)
 

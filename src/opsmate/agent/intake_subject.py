@@ -24,6 +24,7 @@ _NS_PATTERNS = (
     re.compile(rf"[\"'`]?({_NAME})[\"'`]?\s+namespace\b", re.I),
     re.compile(rf"\bnamespaces?\s*[:=]?\s*[\"'`]?({_NAME})", re.I),
     re.compile(rf"(?:^|\s)-n\s+({_NAME})\b"),
+    re.compile(rf"\b(?:in|from|of|under)\s+ns\s+[\"'`]?({_NAME})", re.I),
     re.compile(rf"(?:命名空间|名字空间)\s*[:：]?\s*({_NAME})", re.I),
     re.compile(rf"({_NAME})\s*(?:命名空间|名字空间)"),
 )

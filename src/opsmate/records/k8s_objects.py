@@ -45,6 +45,7 @@ from opsmate.records.types import (
     StrList,
     StrMap,
     Text,
+    Time,
     items,
     lenient,
 )
@@ -171,7 +172,11 @@ class StorageClass(K8sObject):
 
 
 class ConfigMap(K8sObject):
-    keys: StrList = Field(default_factory=list)  # data and binaryData keys; never values
+    keys: StrList = Field(default_factory=list)  # data and binaryData keys
+    changed_at: Time = None  # the last update after creation (managedFields)
+    changed_by: Text = None  # the client that made it (kubectl-edit, helm, argocd ...)
+    changed_keys: StrList = Field(default_factory=list)  # keys differing from the last apply
+    changes: StrList = Field(default_factory=list)  # "key: old line -> new line"
 
 
 class Secret(K8sObject):

@@ -9,6 +9,7 @@ copied (a ``last-applied-configuration`` annotation repeats a Secret's data).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from datetime import tzinfo
 from typing import Any
@@ -30,6 +31,7 @@ from opsmate.tools.shaping_k8s_common import (
     str_map,
     strings,
     text,
+    time_text,
 )
 from opsmate.tools.shaping_k8s_pod import build_pod
 from opsmate.tools.shaping_k8s_workloads import WORKLOAD_SHAPERS
@@ -268,7 +270,60 @@ def _storage_class(obj: Any, tz: tzinfo | None) -> dict[str, Any]:
 
 def _config_map(obj: Any, tz: tzinfo | None) -> dict[str, Any]:
     keys = [*_keys(get(obj, "data")), *_keys(get(obj, "binaryData"))]
-    return {"keys": sorted(set(keys))}
+    out: dict[str, Any] = {"keys": sorted(set(keys))}
+    out.update(config_change(obj, tz))
+    return out
+
+
+def config_change(obj: Any, tz: tzinfo | None) -> dict[str, Any]:
+    """When a ConfigMap last changed after it was created and by which client (its
+    managedFields), and — when the last kubectl apply is recorded — which keys differ from
+    it and how (a few changed lines, ``old -> new``)."""
+    out: dict[str, Any] = {}
+    created = text(get(obj, "metadata", "creationTimestamp"))
+    updates = [
+        m
+        for m in as_list(get(obj, "metadata", "managedFields"))
+        if isinstance(m, Mapping) and text(get(m, "time")) and text(get(m, "time")) != created
+    ]
+    if updates:
+        last = max(updates, key=lambda m: str(get(m, "time")))
+        out["changed_at"] = time_text(get(last, "time"), tz)
+        out["changed_by"] = text(get(last, "manager"))
+    applied = get(
+        obj, "metadata", "annotations", "kubectl.kubernetes.io/last-applied-configuration"
+    )
+    data = get(obj, "data")
+    if isinstance(applied, str) and isinstance(data, Mapping):
+        try:
+            before = json.loads(applied).get("data") or {}
+        except (ValueError, AttributeError):
+            before = {}
+        if isinstance(before, Mapping):
+            changed = sorted(k for k in {*before, *data} if before.get(k) != data.get(k))
+            if changed:
+                out["changed_keys"] = changed[:10]
+                out["changes"] = _value_diffs(before, data, changed)[:6]
+    return out
+
+
+def _value_diffs(before: Mapping[str, Any], after: Mapping[str, Any], keys: list[str]) -> list[str]:
+    """``key: old line -> new line`` for the first lines that differ in each changed key."""
+    out: list[str] = []
+    for k in keys:
+        old = str(before.get(k) if before.get(k) is not None else "").splitlines()
+        new = str(after.get(k) if after.get(k) is not None else "").splitlines()
+        gone = [ln.strip() for ln in old if ln not in new and ln.strip()]
+        came = [ln.strip() for ln in new if ln not in old and ln.strip()]
+        for a, b in zip(gone[:2], came[:2], strict=False):
+            out.append(f"{k}: {a[:80]} -> {b[:80]}")
+        if not gone and came:
+            out.append(f"{k}: added {came[0][:80]}")
+        elif gone and not came:
+            out.append(f"{k}: removed {gone[0][:80]}")
+        elif len(came) > len(gone):
+            out.append(f"{k}: added {came[len(gone)][:80]}")
+    return out
 
 
 def _keys(value: Any) -> list[str]:

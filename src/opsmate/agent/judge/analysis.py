@@ -116,7 +116,7 @@ def analyse(
     chains.sole_error(cands)
     starts = {comp for n in [*subject.names, *services] if (comp := dg.component(n))}
     path = walk.walk(facts, dg, starts, onset)
-    added = walk.apply(path, cands, dg, rel)
+    added = walk.apply(path, cands, dg, rel, [f for f in facts if f.kind == K.CHANGE])
     if added is not None and mine:
         added.explains, added.explains_subject = mine[0], True
     for c in cands:

@@ -87,7 +87,25 @@ def change_for(f: Fact, changes: list[Fact]) -> Fact | None:
         aligned = c.time - timedelta(minutes=2) <= f.time <= c.time + timedelta(minutes=30)
         if aligned and (best is None or (best.time and c.time > best.time)):
             best = c
-    return best
+    return config_behind(best, changes) if best is not None else None
+
+
+def config_behind(change: Fact, changes: list[Fact]) -> Fact:
+    """A restart that only rolled the same image (a config reload, ``rollout restart``) right
+    after a ConfigMap its workload reads was edited: the edit is the change that matters."""
+    if change.detail.get("change") != "rollout" or change.time is None:
+        return change
+    if change.detail.get("images") != change.detail.get("previous_images"):
+        return change  # a new image: the rollout itself changed the code
+    for c in changes:
+        if c.detail.get("change") != "config" or c.time is None:
+            continue
+        readers = [str(r).lower() for r in c.detail.get("readers") or []]
+        if (change.service or "").lower() in readers and (
+            change.time - timedelta(minutes=15) <= c.time <= change.time
+        ):
+            return c
+    return change
 
 
 def order_symptoms(symptoms: list[Fact], reported: K | None) -> list[Fact]:

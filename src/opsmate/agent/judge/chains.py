@@ -141,7 +141,7 @@ def _is_deeper(
     ):
         # the dependency graph: the shallow one's component depends on the deep one's
         ca, cb = fact_component(dg, a), fact_component(dg, b)
-        if ca and cb and ca != cb and cb in dg.reachable(ca):
+        if ca and cb and ca != cb and cb in dg.reachable(ca) and _began_first(deep, shallow):
             return True
     if (
         deeper(a.kind, b.kind)

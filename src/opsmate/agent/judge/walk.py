@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from opsmate.agent.judge import links
-from opsmate.agent.judge.candidates import Candidate
+from opsmate.agent.judge.candidates import Candidate, change_for
 from opsmate.agent.judge.causality import Role, role
 from opsmate.agent.observe.depgraph import DepEdge, DependencyGraph, fact_component
 from opsmate.agent.observe.facts import Fact
@@ -34,6 +34,8 @@ from opsmate.agent.observe.facts import FactKind as K
 _DOWN = {K.CRASH_LOOP, K.CONTAINER_EXIT, K.NOT_READY, K.POD_PENDING, K.EVICTED}
 _SHIFT = {K.ERROR_RATE, K.LATENCY}
 _SKIP = {K.CHANGE, K.NO_CHANGE, K.OBSERVATION, K.MODEL_NOTE, K.LOG_WARNING, K.ALERT}
+# how often a sign must repeat before it marks a component abnormal
+_AT_LEAST = {K.PROBE_FAILURE: 3, K.LOG_ERROR: 2}
 # caller-side signs: how a failure reached the component above
 _CALLER_SIDE = {K.DEPENDENCY_FAILURE, K.LOG_ERROR, K.ERROR_RATE, K.LATENCY}
 
@@ -55,12 +57,19 @@ def abnormal_components(
     cutoff = onset - timedelta(minutes=15) if onset else None
     out: dict[str, list[Fact]] = {}
     for f in facts:
-        if f.kind in _SKIP or f.severity == "info" or f.detail.get("background"):
+        if _new_warnings(f):
+            pass  # a warning that began with the trouble and repeats: a sign all the same
+        elif (
+            f.kind in _SKIP
+            or f.severity == "info"
+            or f.detail.get("background")
+            or role(f.kind) not in (Role.SYMPTOM, Role.CAUSE)
+        ):
             continue
-        if f.severity != "error" and not (f.kind in _SHIFT and f.detail.get("query")):
+        elif f.severity != "error" and not (f.kind in _SHIFT and f.detail.get("query")):
             continue  # a warning is abnormal only as a shifted request series
-        if role(f.kind) not in (Role.SYMPTOM, Role.CAUSE):
-            continue
+        if f.count < _AT_LEAST.get(f.kind, 1):
+            continue  # one readiness blip, one logged error: not a component that is down
         if cutoff is not None and f.time is not None and (f.last_time or f.time) < cutoff:
             continue
         comp = fact_component(dg, f)
@@ -128,10 +137,15 @@ def _earliest(sinks: dict[str, tuple[str, int]], ab: dict[str, list[Fact]]) -> s
     return timed[0][1]
 
 
+def _new_warnings(f: Fact) -> bool:
+    """Warnings logged many times and only since the onset."""
+    return f.kind == K.LOG_WARNING and bool(f.detail.get("new")) and f.count >= 5
+
+
 def _best_symptom(fs: list[Fact]) -> Fact | None:
     down = [f for f in fs if f.kind in _DOWN]
     shifts = [f for f in fs if f.kind in _SHIFT]
-    pool = down or shifts
+    pool = down or shifts or [f for f in fs if _new_warnings(f)]
     if not pool:
         return None
     return max(pool, key=lambda f: (f.severity == "error", f.count))
@@ -142,6 +156,7 @@ def apply(
     cands: list[Candidate],
     dg: DependencyGraph,
     rel: dict[str, str],
+    changes: list[Fact] | None = None,
 ) -> Candidate | None:
     """Weigh the candidates by the walk (see module doc); returns the candidate added for a
     deepest component that had only symptoms, if any."""
@@ -159,6 +174,7 @@ def apply(
                 relation=links.LINKED if rel.get(lead.key) != links.SUBJECT else links.SUBJECT,
                 score=round(max(top, 1.0) * 1.05, 3),
                 supported=True,
+                change=change_for(lead, changes or []),
             )
             cands.append(added)
             on_root.append(added)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from opsmate.agent.observe.facts import FactKind
 from opsmate.agent.plan.planner import Planner
 from opsmate.agent.plan.tiers import Tier
 from opsmate.agent.state import PendingCheck, TaskState
@@ -63,6 +64,7 @@ def baseline(state: TaskState, planner: Planner, namespace: str | None) -> None:
     )
     if _NODE_WORDS.search(" ".join(state.questions)) or state.mentioned_nodes:
         add("node_conditions", {}, "the question mentions nodes or disks")
+    _service_survey(state, planner, ns)
     _metric_survey(state, planner)
     if _JOB_WORDS.search(" ".join(state.questions)) and "list_objects" in planner.tools:
         for kind in ("CronJob", "Job"):
@@ -119,5 +121,39 @@ def _metric_survey(state: TaskState, planner: Planner) -> None:
                 source="rule",
                 priority=int(tier) + 5 + i,
                 essential=i < 2,  # the first two always run: logs may say nothing
+            )
+        )
+
+
+_REQUEST_SYMPTOMS = {FactKind.ERROR_RATE, FactKind.LATENCY, FactKind.NOT_READY, None}
+
+
+def _service_survey(state: TaskState, planner: Planner, ns: dict[str, str]) -> None:
+    """Requests that fail or crawl cross Services: their selectors, ports and endpoints say
+    which callee does not serve and why (a targetPort nothing listens on, a selector that
+    matches nothing). Calls that hang rather than fail also read the namespace's
+    NetworkPolicies."""
+    if "list_objects" not in planner.tools or state.subject.symptom not in _REQUEST_SYMPTOMS:
+        return
+    if state.subject.kind in ("Job", "CronJob", "Node"):
+        return
+    planner.add(
+        PendingCheck(
+            tool="list_objects",
+            args={"kind": "Service", **ns},
+            reason="which Services route the failing requests, to which pods and ports",
+            source="rule",
+            priority=int(Tier.SURVEY) + 4,
+            essential=True,
+        )
+    )
+    if state.subject.symptom == FactKind.LATENCY:
+        planner.add(
+            PendingCheck(
+                tool="list_objects",
+                args={"kind": "NetworkPolicy", **ns},
+                reason="calls that hang: policies that may drop them",
+                source="rule",
+                priority=int(Tier.SURVEY) + 8,
             )
         )

@@ -173,8 +173,11 @@ def service_account_access(ctx: ObserveContext) -> list[Fact]:
             continue
         sa_ns, sa = m.groups()
         allowed, bound, proofs = evaluate(g, d, sa_ns, sa)
-        if allowed is None:
-            continue
+        partial = allowed is None
+        if partial:
+            # not every binding could be read: the API server's own refusal still stands,
+            # with the bindings that were read (a later grant cannot be ruled out)
+            bound = _seen_bindings(g, d, sa_ns, sa)
         where = f"in namespace {d.namespace}" if d.namespace else "at the cluster scope"
         grp = f' (API group "{d.api_group}")' if d.api_group else ""
         ask = f"`{d.verb}` on `{d.resource}`{grp} {where}"
@@ -206,12 +209,15 @@ def service_account_access(ctx: ObserveContext) -> list[Fact]:
             )
             continue
         if bound:
+            unread = "which was not read" if partial else "which does not exist"
             grants = "; ".join(
                 f"{b.kind} `{b.name}` -> {b.role_kind} `{b.role_name}` "
-                f"({_grant_text(r) if r else 'which does not exist'})"
+                f"({_grant_text(r) if r else unread})"
                 for b, r in bound[:4]
             )
             have = f"it is bound through {grants}, and none of these grants {ask}"
+        elif partial:
+            have = "no binding that names it was read (not every binding was available)"
         else:
             have = "no RoleBinding or ClusterRoleBinding names it"
         facts.append(
@@ -219,7 +225,7 @@ def service_account_access(ctx: ObserveContext) -> list[Fact]:
                 ctx,
                 K.RBAC_DENIED,
                 f"rbac:{d.name}",
-                f"ServiceAccount `{sa_ns}/{sa}` may not {ask}: {have} (the API server answered: "
+                f"ServiceAccount `{sa_ns}/{sa}` is forbidden to {ask}: {have} (the API server answered: "
                 f"{d.message})",
                 subject=ref("ServiceAccount", sa, sa_ns),
                 evidence=ev,
@@ -237,3 +243,18 @@ def service_account_access(ctx: ObserveContext) -> list[Fact]:
             )
         )
     return facts
+
+
+def _seen_bindings(
+    g: ObjectGraph, d: AccessDenial, sa_ns: str, sa: str
+) -> list[tuple[RoleBinding, Role | None]]:
+    """The bindings read so far that name the account, with their roles when read."""
+    out: list[tuple[RoleBinding, Role | None]] = []
+    for kind, ns in (("ClusterRoleBinding", None), ("RoleBinding", d.namespace or sa_ns)):
+        for b in g.all(kind, ns):
+            if not isinstance(b, RoleBinding) or not _subject_match(b, sa_ns, sa):
+                continue
+            rkind = b.role_kind or "ClusterRole"
+            role = g.get(rkind, b.namespace if rkind == "Role" else None, b.role_name or "")
+            out.append((b, role if isinstance(role, Role) else None))
+    return out

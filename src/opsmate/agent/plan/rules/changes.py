@@ -62,3 +62,21 @@ def rollout_seen_in_events(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
             f"Deployment {name} rolled a new ReplicaSet out: what changed",
         )
     ]
+
+
+@fact_rule("config_of_failing_workload", Tier.RUNBOOK, K.LOG_ERROR, K.CONFIG_ERROR,
+           K.DEPENDENCY_FAILURE, K.CRASH_LOOP)  # fmt: skip
+def config_of_failing_workload(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
+    """A workload that fails: was the configuration it reads (its namespace's ConfigMaps:
+    application configs, feature-flag files) edited just before? One listing covers all."""
+    if "list_objects" not in ctx.tools or fact.severity != "error":
+        return []
+    if ctx.subject.names and not fact.focus:
+        return []
+    ns = fact.subject.namespace if fact.subject is not None else None
+    args = {"kind": "ConfigMap", **ctx.ns(ns)}
+    if ctx.graph.listed("ConfigMap", args.get("namespace")):
+        return []
+    return [
+        Check("list_objects", args, f"{fact.service or 'a workload'} fails: was its config edited?")
+    ]
