@@ -95,6 +95,8 @@ class LogFieldNames:
     error: tuple[str, ...] = _tup(
         "error", "err", "error.message", "exception", "exc_info", "error_message",
         "errorMessage", "stack_trace", "stacktrace", "stack", "@x", "error.stack_trace",
+        # structured logs that put the detail under an attributes object (MongoDB's attr)
+        "attr.message", "attr.error.errmsg", "attr.errmsg", "attr.reason", "attributes.error",
     )  # fmt: skip
     logger: tuple[str, ...] = _tup("logger", "logger_name", "loggerName", "log.logger", "caller")
     status: tuple[str, ...] = _tup(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from datetime import datetime
 
 from opsmate.agent.observe.depgraph import DependencyGraph, fact_component
 from opsmate.agent.observe.facts import Fact
@@ -210,3 +211,34 @@ def timing_suspects(
         if comp is not None and comp not in own:
             down.add(comp)
     return down if 0 < len(down) <= 2 else set()
+
+
+def inferred_edges(facts: list[Fact], dg: DependencyGraph) -> list[tuple[str, str]]:
+    """For a question that names no subject: ``(caller, down)`` pairs where a component whose
+    only failures are caller-side (it logs errors calling out, times out) began failing
+    after one or two other components went down, and no edge of the data connects them.
+    Nothing when many components are down or a caller has a failure of its own."""
+    by: dict[str, list[Fact]] = {}
+    for f in facts:
+        if f.severity != "error" or f.time is None:
+            continue
+        comp = fact_component(dg, f)
+        if comp is not None:
+            by.setdefault(comp, []).append(f)
+    down_at: dict[str, datetime] = {}
+    for comp, fs in by.items():
+        downs = [f for f in fs if f.kind.value in _DOWN or f.reason == "ScaledToZero"]
+        if downs:
+            down_at[comp] = min(f.time for f in downs if f.time is not None)
+    if not 0 < len(down_at) <= 2:
+        return []
+    out: list[tuple[str, str]] = []
+    for comp, fs in by.items():
+        if comp in down_at or any(f.kind.value not in _CALLER_SIDE for f in fs):
+            continue
+        start = min(f.time for f in fs if f.time is not None)
+        reach = dg.reachable(comp)
+        for d, t in down_at.items():
+            if d not in reach and (t - start).total_seconds() <= 120:
+                out.append((comp, d))
+    return out

@@ -153,6 +153,8 @@ def metrics(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
     query = res.query or str(result.args.get("query") or "")
     names = metric_names(query)
     label = res.description or (names[0] if names else query[:80])
+    if "cpu" in query.lower() and "cpu" not in label.lower():
+        label = f"{label} (CPU)"  # what the series measures, in the word people search for
     quoted = query.split('"')[1::2]
     ratio_like = "/" in query or bool(_RATIO.search(query))
     facts: list[Fact] = []
