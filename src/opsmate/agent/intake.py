@@ -229,7 +229,8 @@ def run_intake(
     elif default_env:
         environment, env_source = default_env, "default"
     known = list(known_services)
-    focus = list(services) or detect_services(question, known)
+    healthy = said_healthy(question)
+    focus = list(services) or [s for s in detect_services(question, known) if s not in healthy]
     allowed = detect_restriction(question, [*focus, *known])
     if services and allowed and not set(services) <= set(allowed):
         raise UsageError(
@@ -238,7 +239,14 @@ def run_intake(
         )
     namespace = detect_namespace(question)
     env_words = [w for ws in ENV_ALIASES.values() for w in ws]
-    subject = detect_subject(question, services=focus, namespace=namespace, exclude=env_words)
+    subject = detect_subject(
+        question, services=focus, namespace=namespace, exclude=[*env_words, *healthy]
+    )
+    if healthy:
+        notes.append(
+            "the question says " + ", ".join(sorted(healthy)) + " is healthy: it is not the "
+            "subject (its state is still read)"
+        )
     # time window
     lookback: timedelta | None = None
     if since:
@@ -330,3 +338,24 @@ def _word_iter(low: str, word: str) -> Iterable[int]:
         return
     pat = re.compile(r"(?<![A-Za-z0-9_-])" + re.escape(word) + r"(?![A-Za-z0-9_-])")
     yield from (m.start() for m in pat.finditer(low))
+
+
+_HEALTHY = re.compile(
+    r"([a-z0-9][a-z0-9-]*[a-z0-9])\s+(?:is|are|looks?|seems?|appears?)\s+(?:to be\s+)?"
+    r"(?:healthy|fine|ok|okay|up|working|normal|green|not the problem)\b",
+    re.I,
+)
+
+
+def said_healthy(question: str) -> set[str]:
+    """Names the question says are healthy ("the payments team says paymentservice is
+    healthy"): not the subject, whatever else the question says about them."""
+    out = set()
+    for m in _HEALTHY.finditer(question):
+        name = m.group(1).lower()
+        if ("-" in name or len(name) >= 5) and name not in _PRONOUNS:
+            out.add(name)
+    return out
+
+
+_PRONOUNS = {"everything", "everyone", "nothing", "which", "there", "cluster", "service"}

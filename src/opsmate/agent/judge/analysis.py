@@ -34,6 +34,7 @@ from opsmate.agent.observe.facts import FactKind as K
 from opsmate.agent.observe.graph import ObjectGraph
 from opsmate.agent.runbooks import Applicability, RunbookDoc
 from opsmate.agent.state import Hypothesis, TaskState
+from opsmate.agent.subject import Subject
 
 __all__ = ["Analysis", "Candidate", "analyse", "estimate_onset"]
 
@@ -84,6 +85,10 @@ def analyse(
     services = state.constraints.services
     dg = depgraph.build(graph, facts)
     reach = links.subject_reach(subject, dg, services)
+    if links.own_failure(facts, subject, services):
+        # the subject fails for a reason of its own (a pool, a config, a crash): what it
+        # merely could depend on is not walked into unless its errors name it
+        reach = {}
     for sus in links.timing_suspects(facts, subject, dg, services):
         reach.setdefault(sus, 1)
         for n in [*subject.names[:1], *services[:1]]:
@@ -122,8 +127,19 @@ def analyse(
     added = walk.apply(path, cands, dg, rel, [f for f in facts if f.kind == K.CHANGE])
     if added is not None and mine:
         added.explains, added.explains_subject = mine[0], True
+    reached = links.unreachable_targets(facts, dg)
     for c in cands:
         c.supported = c is added or _supported(c, onset)
+        if c.lead.reason in links.ROUTING and not _asked_about(c.lead, subject):
+            # a Service that routes nowhere explains calls that fail to reach it, and only
+            # those: without a caller failing on it, it is a latent misconfiguration
+            comp = depgraph.fact_component(dg, c.lead)
+            if comp is None or comp not in reached:
+                c.supported, c.conclusive = False, False
+        elif c.lead.reason == "UnknownServiceHost" and not any(
+            links.is_dns_failure(f) and f.severity == "error" for f in facts
+        ):
+            c.supported, c.conclusive = False, False  # nothing failed to resolve a name
     chains.link_chains(cands, graph, dg)
     cands.sort(key=lambda x: -x.score)
     for c in cands:
@@ -308,3 +324,8 @@ def _missing(state: TaskState, cands: list[Candidate], mine: list[Fact]) -> str:
     if cands:
         return "the strongest lead has no second, independent piece of evidence"
     return "the signals found are symptoms or context, without a failure reason that explains them"
+
+
+def _asked_about(f: Fact, subject: Subject) -> bool:
+    """Whether the question names the object the fact is about (or its service)."""
+    return any(subject.matches(n) for n in (f.subject.name if f.subject else None, f.service))

@@ -62,8 +62,23 @@ _REFERENCED = {
 def superseded(cands: list[Candidate], graph: ObjectGraph) -> None:
     """Demote a controller's refusal that stopped before its later pods were created, and a
     "not found" that the object graph contradicts (the object exists now)."""
+    scaled = {
+        (o.namespace, o.name)
+        for c in cands
+        if c.lead.reason == "ScaledToZero"
+        for o in c.lead.objects
+        if o.kind == "Service"
+    }
     for c in cands:
         f = c.lead
+        if (
+            f.reason == "SelectorMatchesNoPod"
+            and f.subject is not None
+            and (f.subject.namespace, f.subject.name) in scaled
+        ):
+            c.score = round(c.score * 0.3, 3)
+            c.superseded_by = "its workload is scaled to 0 replicas"
+            continue
         if f.kind == K.MISSING_REFERENCE:
             for o in f.objects:
                 if o.kind in _REFERENCED and graph.get(o.kind, o.namespace, o.name) is not None:
@@ -141,7 +156,14 @@ def _is_deeper(
     ):
         # the dependency graph: the shallow one's component depends on the deep one's
         ca, cb = fact_component(dg, a), fact_component(dg, b)
-        if ca and cb and ca != cb and cb in dg.reachable(ca) and _began_first(deep, shallow):
+        if (
+            ca
+            and cb
+            and ca != cb
+            and cb in dg.reachable(ca)
+            and _began_first(deep, shallow)
+            and _still_there(deep, shallow)
+        ):
             return True
     if (
         deeper(a.kind, b.kind)
@@ -237,3 +259,11 @@ def link_chains(
             deep.chain.append(cand.lead)  # how the deeper cause reached the subject
         if cand.explains_subject and cand.explains is not None and not deep.explains_subject:
             deep.reaches = deep.reaches or cand.explains
+
+
+def _still_there(deep: Candidate, shallow: Candidate) -> bool:
+    """Whether what ``deep`` reports was still going on when ``shallow`` began (a readiness
+    blip a quarter of an hour earlier explains nothing that starts later)."""
+    last = deep.lead.last_time or deep.lead.time
+    began = start_of(shallow.lead)
+    return last is None or began is None or last >= began - timedelta(minutes=5)

@@ -51,7 +51,8 @@ def dependencies(facts: Iterable[Fact]) -> set[str]:
 CLUSTER_DNS = "@cluster-dns"
 _DNS_TEXT = re.compile(
     r"lookup \S+ on \S+:53|no such host|name resolution|could not resolve|resolve host"
-    r"|translate host name|nxdomain|server misbehaving|getaddrinfo|name or service not known",
+    r"|translate host name|nxdomain|server misbehaving|getaddrinfo|name or service not known"
+    r"|produced zero addresses|name resolver error|unknownhostexception|temporary failure in name",
     re.I,
 )
 
@@ -241,4 +242,53 @@ def inferred_edges(facts: list[Fact], dg: DependencyGraph) -> list[tuple[str, st
         for d, t in down_at.items():
             if d not in reach and (t - start).total_seconds() <= 120:
                 out.append((comp, d))
+    return out
+
+
+def own_failure(facts: list[Fact], subject: Subject, focus_services: list[str]) -> bool:
+    """Whether the subject has a failure of its own: an error-level cause about it that is not
+    a failing call out (a pool exhausted, a configuration error, an OOM kill, last words)."""
+    if subject.empty() and not focus_services:
+        return False
+    for f in facts:
+        if f.severity != "error" or f.kind.value in _CALLER_SIDE or f.kind.value in _DOWN:
+            continue
+        if f.kind.value in ("change", "no_change", "observation", "alert", "metric_shift"):
+            continue
+        if f.focus or any(subject.matches(n) for n in f.names()):
+            return True
+    return False
+
+
+# Service routing faults: they explain calls that cannot reach the Service
+ROUTING = frozenset(
+    {"SelectorMatchesNoPod", "TargetPortNotListening", "UnknownTargetPort", "ScaledToZero"}
+)
+_UNREACHABLE = re.compile(
+    r"refused|unavailable|no healthy upstream|no endpoints|upstream connect error|\b50[23]\b"
+    r"|connection reset|econnrefused|zero addresses|no route to host",
+    re.I,
+)
+
+
+def unreachable_targets(facts: list[Fact], dg: DependencyGraph) -> set[str]:
+    """Components that callers failed to reach: the hosts, Services and IPs their refused /
+    unavailable errors name, resolved through the dependency graph; a caller whose errors
+    name no resolvable target stands for every component it depends on directly."""
+    out: set[str] = set()
+    for f in facts:
+        if f.kind.value not in ("dependency_failure", "log_error", "log_warning"):
+            continue
+        if f.severity == "info" or (f.severity == "warning" and f.count < 3):
+            continue  # repeated warnings count: "failed to send ...: Unavailable" x 40
+        text = f"{f.reason or ''} {f.quote or ''} {f.message or ''}"
+        if not _UNREACHABLE.search(text):
+            continue
+        named = {c for n in named_in(f) if (c := dg.component(n)) is not None}
+        src = fact_component(dg, f)
+        named.discard(src or "")
+        if named:
+            out |= named
+        elif src is not None:
+            out |= set(dg.reachable(src, max_depth=3))
     return out

@@ -44,8 +44,7 @@ def unrelated_facts(
     return {
         f.key
         for f in usable
-        if links.relation(f, subject, graph, deps, services, aliases, reach, dg)
-        == links.UNRELATED
+        if links.relation(f, subject, graph, deps, services, aliases, reach, dg) == links.UNRELATED
     }
 
 

@@ -225,8 +225,8 @@ def service_account_access(ctx: ObserveContext) -> list[Fact]:
                 ctx,
                 K.RBAC_DENIED,
                 f"rbac:{d.name}",
-                f"ServiceAccount `{sa_ns}/{sa}` is forbidden to {ask}: {have} (the API server answered: "
-                f"{d.message})",
+                f"ServiceAccount `{sa_ns}/{sa}` is forbidden to {ask}: {have} "
+                f"(the API server answered: {d.message})",
                 subject=ref("ServiceAccount", sa, sa_ns),
                 evidence=ev,
                 objects=objects,

@@ -51,6 +51,10 @@ def _near(selector: dict[str, str], pods: list[Pod]) -> tuple[list[str], list[Po
     for key in sorted(selector):
         others = {k: v for k, v in selector.items() if k != key}
         close = [p for p in pods if all(p.labels.get(k) == v for k, v in others.items())]
+        if not others:
+            # a one-key selector: only pods whose value for it reads like a typo of it are
+            # near misses (``app=notifications`` / ``app=notification``), not every pod
+            close = [p for p in close if _alike(p.labels.get(key), selector[key])]
         if not close or (not others and len(selector) > 1):
             continue
         values = sorted({p.labels.get(key) or "" for p in close})
@@ -250,3 +254,13 @@ def _scaled_down(g: object, ns: str | None, selector: dict[str, str]) -> bool:
             if all(w.template.labels.get(k) == v for k, v in selector.items()):
                 return True
     return False
+
+
+def _alike(have: str | None, want: str) -> bool:
+    """Whether a label value reads like the selector's value (a typo, a suffix)."""
+    if not have:
+        return False
+    from difflib import SequenceMatcher
+
+    a, b = have.lower(), want.lower()
+    return a.startswith(b) or b.startswith(a) or SequenceMatcher(None, a, b).ratio() >= 0.8
