@@ -218,6 +218,10 @@ def metrics(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
                 )
                 continue
         shift = series_shift(_raw(s))
+        if _LATENCY.search(query) and not _COUNT_ONLY.search(query):
+            seen = sorted(float(v) for _, v in s.samples if isinstance(v, int | float))
+            level = seen[len(seen) // 2] if seen else None
+            record_latency(ctx, query, s.labels, shift or {"after": level}, f"{what}")
         if shift is None:
             continue
         shifted = True
@@ -272,6 +276,47 @@ def metrics(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
                 )
             )
     return facts
+
+
+def record_latency(
+    ctx: ObserveContext,
+    query: str,
+    labels: dict[str, str],
+    shift: dict[str, Any] | None,
+    what: str,
+) -> None:
+    """Keep a latency series' reading in the graph (kind ``LatencySeries``) so the edge
+    analyzer can set the caller's view of a callee against the callee's own."""
+    from opsmate.agent.observe.analyzers.metrics_edges import LatencySeries, side_of
+
+    side = side_of(query, labels)
+    server = _app_of(query, labels)
+    if side is None or not server:
+        return
+    client = next(
+        (
+            labels[k]
+            for k in ("source_workload", "source_app", "source_service", "client")
+            if labels.get(k)
+        ),
+        None,
+    )
+    ratio = shift.get("ratio") if shift and shift.get("direction") == "rose" else 1.0
+    ctx.graph.add(
+        "LatencySeries",
+        LatencySeries(
+            name=f"{side}|{server}|{client or ''}|{query[:60]}",
+            side=side,
+            server=server,
+            client=client,
+            ratio=float(ratio) if isinstance(ratio, int | float) else None,
+            before=(shift or {}).get("before"),
+            after=(shift or {}).get("after"),
+            time=_when(shift["time"]) if shift and shift.get("time") else None,
+            what=what[:200],
+        ),
+        ctx.eid,
+    )
 
 
 def _when(value: Any) -> Any:
