@@ -327,5 +327,5 @@ def _missing(state: TaskState, cands: list[Candidate], mine: list[Fact]) -> str:
 
 
 def _asked_about(f: Fact, subject: Subject) -> bool:
-    """Whether the question names the object the fact is about (or its service)."""
-    return any(subject.matches(n) for n in (f.subject.name if f.subject else None, f.service))
+    """Whether the question names the very object the fact is about."""
+    return f.subject is not None and (f.subject.name or "").lower() in subject.names

@@ -125,6 +125,7 @@ def _metric_survey(state: TaskState, planner: Planner) -> None:
         )
 
 
+_HANG = re.compile(r"\bhang(?:s|ing)?\b|time[sd]? out|timeouts?|\bstuck\b|超时|卡住", re.I)
 _REQUEST_SYMPTOMS = {FactKind.ERROR_RATE, FactKind.LATENCY, FactKind.NOT_READY, None}
 
 
@@ -147,7 +148,8 @@ def _service_survey(state: TaskState, planner: Planner, ns: dict[str, str]) -> N
             essential=True,
         )
     )
-    if state.subject.symptom == FactKind.LATENCY:
+    hang = _HANG.search(" ".join(state.questions))
+    if state.subject.symptom == FactKind.LATENCY or hang:
         planner.add(
             PendingCheck(
                 tool="list_objects",
@@ -155,5 +157,6 @@ def _service_survey(state: TaskState, planner: Planner, ns: dict[str, str]) -> N
                 reason="calls that hang: policies that may drop them",
                 source="rule",
                 priority=int(Tier.SURVEY) + 8,
+                essential=bool(hang),
             )
         )

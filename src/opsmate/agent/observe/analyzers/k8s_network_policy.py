@@ -145,20 +145,36 @@ def network_policies(ctx: ObserveContext) -> list[Fact]:
         for direction, rules in (("ingress", pol.ingress), ("egress", pol.egress)):
             if direction.capitalize() not in pol.policy_types:
                 continue
+            # policies add up: a peer is denied only when no policy selecting these pods
+            # (in this direction) allows it
+            union = _union_rules(g, ns, selected, direction)
             verdicts: dict[tuple[str | None, frozenset[tuple[str, str]]], str] = {}
             denied = []
             for q in others:  # pods of one workload share their labels: judge each set once
                 key = (q.namespace, frozenset(q.labels.items()))
                 if key not in verdicts:
-                    verdicts[key] = _verdict(g, rules, ns, q)
+                    verdicts[key] = _verdict(g, union, ns, q)
                 if verdicts[key] == _DENY:
                     denied.append(q)
             if direction == "egress":
                 facts += _dns(ctx, pol, selected, rules)
-            if not denied and rules:
+            if not denied and (rules or len(union) > len(rules)):
                 continue
             facts.append(_fact(ctx, pol, direction, rules, selected, denied))
     return facts
+
+
+def _union_rules(
+    g: ObjectGraph, ns: str | None, selected: list[Pod], direction: str
+) -> list[PolicyRule]:
+    """Every rule of every policy of ``direction`` that selects one of ``selected``."""
+    out: list[PolicyRule] = []
+    for other in g.all("NetworkPolicy", ns):
+        if not isinstance(other, NetworkPolicy) or direction.capitalize() not in other.policy_types:
+            continue
+        if any(_sel(other.pod_selector, p.labels) for p in selected):
+            out += other.ingress if direction == "ingress" else other.egress
+    return out
 
 
 def _fact(
