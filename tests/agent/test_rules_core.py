@@ -526,6 +526,7 @@ def test_survey_in_the_subject_namespace() -> None:
         ("get_events", {"namespace": NS}),
         ("log_stats", {"service": "ledger"}),
         ("rollout_history", {"name": "ledger", "namespace": NS}),
+        ("list_objects", {"kind": "Service", "namespace": NS}),  # requests cross Services
         ("list_alerts", {}),
     ]
 

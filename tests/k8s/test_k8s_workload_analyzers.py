@@ -468,7 +468,10 @@ def test_rbac_denial_evaluated_against_bindings() -> None:
             )
         ],
     )
-    assert f.facts(K.RBAC_DENIED) == []  # cluster bindings and the role not read yet
+    # cluster bindings and the role not read yet: the API server's refusal still stands
+    [early] = f.facts(K.RBAC_DENIED)
+    assert "is forbidden to `list` on `pods`" in early.statement
+    assert "`cm-reader` (which was not read)" in early.statement
     f.objects(
         "ClusterRoleBinding",
         [
@@ -482,7 +485,6 @@ def test_rbac_denial_evaluated_against_bindings() -> None:
         ],
         ns=None,
     )
-    assert f.facts(K.RBAC_DENIED) == []
     f.get(
         "Role",
         obj(

@@ -167,12 +167,13 @@ def network_policies(ctx: ObserveContext) -> list[Fact]:
 def _union_rules(
     g: ObjectGraph, ns: str | None, selected: list[Pod], direction: str
 ) -> list[PolicyRule]:
-    """Every rule of every policy of ``direction`` that selects one of ``selected``."""
+    """Every rule of every policy of ``direction`` that selects all of ``selected`` (what
+    admits a peer to every one of them; a policy for some of them is judged on its own)."""
     out: list[PolicyRule] = []
     for other in g.all("NetworkPolicy", ns):
         if not isinstance(other, NetworkPolicy) or direction.capitalize() not in other.policy_types:
             continue
-        if any(_sel(other.pod_selector, p.labels) for p in selected):
+        if all(_sel(other.pod_selector, p.labels) for p in selected):
             out += other.ingress if direction == "ingress" else other.egress
     return out
 

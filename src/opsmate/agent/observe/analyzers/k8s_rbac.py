@@ -224,7 +224,7 @@ def service_account_access(ctx: ObserveContext) -> list[Fact]:
             k8s_fact(
                 ctx,
                 K.RBAC_DENIED,
-                f"rbac:{d.name}",
+                f"rbac{'-partial' if partial else ''}:{d.name}",
                 f"ServiceAccount `{sa_ns}/{sa}` is forbidden to {ask}: {have} "
                 f"(the API server answered: {d.message})",
                 subject=ref("ServiceAccount", sa, sa_ns),

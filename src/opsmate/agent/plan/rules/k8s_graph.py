@@ -360,7 +360,8 @@ def dependency_service(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
         what = name or "a cluster IP"
         out.append(list_check(ctx, "Service", ns, f"connections to {what} fail: the Service"))
         out.append(list_check(ctx, "NetworkPolicy", ns, f"connections to {what} fail: policies"))
-    if not out:
+    named = [o for o in fact.objects if o.kind in ("host", "Service", "app")]
+    if not out and not named and not fact.detail.get("host"):
         # the callee is named only by an address or not at all: the namespace's Services
         # (selectors, ports, endpoints) tell which callee and why it does not serve
         ns = fact.subject.namespace if fact.subject else None
