@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from collections import deque
 from collections.abc import Callable, Mapping
 from datetime import datetime
@@ -93,7 +94,26 @@ def example_text(pl: ParsedLine) -> str:
         text = pl.message
     if pl.context and pl.context not in text:
         text = f"{text} ({pl.context})"  # what a short message is about
+    if len(text) > EXAMPLE_CHARS:
+        deep = deepest_cause(text)
+        if deep and deep not in text[:EXAMPLE_CHARS]:
+            # a wrapped exception says what went wrong last: keep its innermost cause
+            head = text[: EXAMPLE_CHARS - len(deep[:170]) - 5].rstrip()
+            return f"{head} … {deep[:170]}"
     return text if len(text) <= EXAMPLE_CHARS else text[: EXAMPLE_CHARS - 1] + "…"
+
+
+_NESTED = re.compile(r"(?:nested exception is|Caused by:)\s*", re.I)
+
+
+def deepest_cause(text: str) -> str | None:
+    """The innermost cause of a wrapped exception ("... nested exception is X: msg", Java's
+    "Caused by: X: msg"), as its first line, or None."""
+    parts = _NESTED.split(text)
+    if len(parts) < 2:
+        return None
+    last = parts[-1].split("\n", 1)[0].strip().rstrip("]").strip()
+    return last or None
 
 
 def _round(x: float) -> float:

@@ -235,6 +235,11 @@ def build(graph: ObjectGraph, facts: Iterable[Fact] = ()) -> DependencyGraph:
                 dg.aliases.setdefault(a.ip, owner)
 
     def resolve(host: str) -> str | None:
+        host = host.split("://", 1)[-1].split("/", 1)[0].rsplit("@", 1)[-1]
+        if not _IPPORT.fullmatch(host):
+            host = re.sub(r":\d+$", "", host)
+        elif ":" in host:
+            host = host.split(":", 1)[0]
         comp = dg.component(host)
         if comp:
             return comp
