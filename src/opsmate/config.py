@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -65,6 +65,29 @@ class ElasticsearchSource(_Strict):
     template_field: str | None = None  # a keyword field holding a message template / event id
 
 
+class LokiLabels(_Strict):
+    """Which Loki stream label (or structured-metadata key) holds each record field; None:
+    the field is not a label (it may still be in a JSON line)."""
+
+    service: str = "app"
+    namespace: str | None = "namespace"
+    pod: str | None = "pod"
+    container: str | None = "container"
+    level: str | None = None  # None: the level is read from the JSON line (level_field)
+    environment: str | None = None  # None: one Loki per environment, nothing to filter
+    id: str | None = None  # a record id for log://<service>/<id> references
+
+
+class LokiSource(_Strict):
+    url: str
+    timeout: Seconds = 15.0
+    verify_tls: bool = True
+    tenant: str | None = None  # sent as X-Scope-OrgID (multi-tenant Loki)
+    labels: LokiLabels = Field(default_factory=LokiLabels)
+    level_field: str = "level"  # the JSON field holding the level when labels.level is None
+    max_lines: Count = 5000  # most lines one query_range may ask for (Loki's max_entries_limit)
+
+
 class KubernetesSource(_Strict):
     context: str | None = None
     kubeconfig: str | None = None
@@ -72,10 +95,26 @@ class KubernetesSource(_Strict):
     timeout: Seconds = 15.0
 
 
+class AlertmanagerSource(_Strict):
+    url: str
+    timeout: Seconds = 15.0
+    verify_tls: bool = True
+
+
 class EnvironmentConfig(_Strict):
     prometheus: PrometheusSource | None = None
     elasticsearch: ElasticsearchSource | None = None
+    loki: LokiSource | None = None  # a log source instead of elasticsearch
     kubernetes: KubernetesSource | None = None
+    alertmanager: AlertmanagerSource | None = None
+
+    @model_validator(mode="after")
+    def _one_log_source(self) -> EnvironmentConfig:
+        if self.elasticsearch is not None and self.loki is not None:
+            raise ValueError(
+                "both elasticsearch and loki are set; an environment has one log source"
+            )
+        return self
 
 
 class EmbeddingConfig(_Strict):
@@ -153,6 +192,23 @@ class LogsConfig(_Strict):
     time_fields: list[str] = Field(default_factory=list)
 
 
+class AlertingConfig(_Strict):
+    """Alerts as the start of an investigation (``diagnose --alert``, ``watch``)."""
+
+    # value of an alert's env / environment / cluster label -> configured environment name
+    environments: dict[str, str] = Field(default_factory=dict)
+    environment_labels: list[str] = Field(default_factory=lambda: ["env", "environment", "cluster"])
+    # opsmate watch: refuse to start without a bearer token (keyring `watch`, or
+    # OPSMATE_WATCH_TOKEN); requests without it are answered 401
+    require_token: bool = False
+    max_body_bytes: Count = 1 << 20
+    queue_size: Count = 16  # firing groups waiting; a full queue answers 503
+    workers: Count = 2  # investigations at once
+    # an identical notification (same group, same alerts) within this many seconds of its
+    # investigation is not investigated again
+    dedupe_seconds: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 600.0
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="OPSMATE_",
@@ -171,6 +227,7 @@ class Settings(BaseSettings):
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
     logs: LogsConfig = Field(default_factory=LogsConfig)
+    alerting: AlertingConfig = Field(default_factory=AlertingConfig)
 
     @classmethod
     def settings_customise_sources(

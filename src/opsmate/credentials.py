@@ -18,6 +18,10 @@ to every environment):
   ``OPSMATE_PROMETHEUS_PASSWORD`` (basic auth)
 - ``OPSMATE_ELASTICSEARCH_API_KEY``, or ``OPSMATE_ELASTICSEARCH_USERNAME`` +
   ``OPSMATE_ELASTICSEARCH_PASSWORD``
+- ``OPSMATE_ALERTMANAGER_TOKEN`` (bearer), or ``OPSMATE_ALERTMANAGER_USERNAME`` +
+  ``OPSMATE_ALERTMANAGER_PASSWORD``
+- ``OPSMATE_WATCH_TOKEN``: the bearer token ``opsmate watch`` demands of webhook requests
+  (keyring entry ``watch:default``)
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from typing import Any, Literal
 from opsmate.errors import UsageError
 
 SERVICE = "opsmate"
-SOURCES = ("prometheus", "elasticsearch")
+SOURCES = ("prometheus", "elasticsearch", "alertmanager", "watch")
 DEFAULT_ENV = "default"
 
 ENV_VARS: dict[str, dict[str, str]] = {
@@ -44,6 +48,17 @@ ENV_VARS: dict[str, dict[str, str]] = {
         "token": "OPSMATE_ELASTICSEARCH_API_KEY",
         "username": "OPSMATE_ELASTICSEARCH_USERNAME",
         "password": "OPSMATE_ELASTICSEARCH_PASSWORD",
+    },
+    "alertmanager": {
+        "token": "OPSMATE_ALERTMANAGER_TOKEN",
+        "username": "OPSMATE_ALERTMANAGER_USERNAME",
+        "password": "OPSMATE_ALERTMANAGER_PASSWORD",
+    },
+    # the bearer token `opsmate watch` demands of Alertmanager's webhook requests
+    "watch": {
+        "token": "OPSMATE_WATCH_TOKEN",
+        "username": "OPSMATE_WATCH_USERNAME",
+        "password": "OPSMATE_WATCH_PASSWORD",
     },
 }
 

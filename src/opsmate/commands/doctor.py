@@ -12,8 +12,6 @@ file: all fixed by changing configuration).
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import json
 from pathlib import Path
 
@@ -23,13 +21,12 @@ from opsmate.config import Settings, load_settings
 from opsmate.config import config_path as find_config
 from opsmate.credentials import ENV_VARS, get_credential, keyring_backend_name
 from opsmate.errors import ConfigError, ExitCode, OpsmateError
-from opsmate.health import (
-    Check,
-    Probes,
-    check_elasticsearch,
-    check_kubernetes,
-    check_openai,
-    check_prometheus,
+from opsmate.health import Check
+from opsmate.probes import (  # shared with the TUI's health view
+    check_index,
+    check_model,
+    start_model_probe,
+    start_source_probes,
 )
 
 
@@ -94,8 +91,8 @@ def check_credentials(settings: Settings) -> list[Check]:
     else:
         checks.append(Check("keyring", "ok", backend))
     for env, cfg in settings.environments.items():
-        for source in ("prometheus", "elasticsearch"):
-            if getattr(cfg, source) is None:
+        for source in ("prometheus", "elasticsearch", "alertmanager"):
+            if getattr(cfg, source, None) is None:
                 continue
             cred = get_credential(source, env)
             name = f"credentials {source}[{env}]"
@@ -113,110 +110,7 @@ def check_credentials(settings: Settings) -> list[Check]:
     return checks
 
 
-def start_source_probes(settings: Settings) -> Probes:
-    """Start probing every configured source at once (results in config order)."""
-    probes = Probes()
-    for env, cfg in settings.environments.items():
-        if cfg.prometheus:
-            p = cfg.prometheus
-            fix = f"is it running and reachable? check environments.{env}.prometheus.url"
-            probes.start(
-                f"prometheus[{env}]", fix, check_prometheus, env, p.url, p.timeout, p.verify_tls
-            )
-        if cfg.elasticsearch:
-            e = cfg.elasticsearch
-            fix = f"is it running and reachable? check environments.{env}.elasticsearch.url"
-            probes.start(
-                f"elasticsearch[{env}]",
-                fix,
-                check_elasticsearch,
-                env,
-                e.url,
-                e.timeout,
-                e.verify_tls,
-            )
-        if cfg.kubernetes:
-            k = cfg.kubernetes
-            fix = f"is the cluster of environments.{env}.kubernetes reachable from here?"
-            probes.start(
-                f"kubernetes[{env}]",
-                fix,
-                check_kubernetes,
-                env,
-                k.context,
-                k.kubeconfig,
-                k.timeout,
-            )
-    return probes
-
-
-def source_checks(settings: Settings) -> list[Check]:
-    """Probe every configured source concurrently; results in config order."""
-    return start_source_probes(settings).results()
-
-
-def start_model_probe(settings: Settings) -> Probes | None:
-    """Start probing an OpenAI-compatible model server (None for other model kinds)."""
-    from opsmate.errors import ModelError
-    from opsmate.llm.base import parse_model_spec
-
-    try:
-        spec = parse_model_spec(settings.model)
-    except ModelError:
-        return None  # check_model reports it
-    if spec.kind != "openai":
-        return None
-    probes = Probes()
-    fix = "start the server (llama-server, Ollama, vLLM) or fix the model URL"
-    probes.start("model", fix, check_openai, spec.base_url or "", spec.model or "")
-    return probes
-
-
 # -- model, index, embeddings -----------------------------------------------------
-def check_model(settings: Settings) -> Check:
-    from opsmate.errors import ModelError
-    from opsmate.llm.base import parse_model_spec
-
-    try:
-        spec = parse_model_spec(settings.model)
-    except ModelError as exc:
-        return Check("model", "fail", exc.message, exc.hint or "fix the model key")
-    if spec.kind == "none":
-        return Check("model", "ok", "none: the deterministic engine (no LLM)")
-    if spec.kind in ("scripted", "gguf"):
-        assert spec.path is not None
-        if not spec.path.is_file():
-            return Check("model", "fail", f"{spec.kind} file not found: {spec.path}", "fix model")
-        if spec.kind == "gguf" and importlib.util.find_spec("llama_cpp") is None:
-            return Check(
-                "model",
-                "fail",
-                "llama-cpp-python is not installed",
-                'CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install llama-cpp-python',
-            )
-        return Check("model", "ok", f"{spec.kind}: {spec.path}")
-    return check_openai(spec.base_url or "", spec.model or "")
-
-
-def check_index(settings: Settings, index_dir: Path | None) -> Check:
-    path = settings.resolved_index_dir(index_dir)
-    if not path.exists() or not any(path.iterdir()):
-        return Check("index", "warn", f"no runbook index at {path}", "run: opsmate index PATH")
-    try:
-        kindex = importlib.import_module("opsmate.knowledge.index")
-    except ImportError:
-        return Check("index", "ok", f"{path} exists (details not available in this build)")
-    stats_fn = getattr(kindex, "index_stats", None)
-    if stats_fn is None:
-        return Check("index", "ok", f"{path} exists")
-    try:
-        stats = stats_fn(path)
-    except Exception as exc:
-        return Check("index", "fail", f"{path}: {exc}", "rebuild it: opsmate index PATH")
-    get = stats.get if isinstance(stats, dict) else lambda k: getattr(stats, k, None)
-    return Check("index", "ok", f"{path}: {get('documents')} documents, {get('chunks')} chunks")
-
-
 def check_embeddings(settings: Settings) -> Check:
     emb = settings.embedding
     if emb.backend == "none":
@@ -344,5 +238,5 @@ def run_doctor(*, json_out: bool, index_dir: Path | None, config_path: Path | No
     else:
         _print_table(checks)
     code = exit_code(checks)
-    if code:
+    if code:  # a probe still in flight is abandoned by the CLI's exit (cli.exit_process)
         raise DoctorFailed([c for c in checks if c.status == "fail"], code)

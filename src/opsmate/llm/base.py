@@ -15,30 +15,18 @@ server, :mod:`opsmate.llm.openai_compat`). Model files are never downloaded.
 from __future__ import annotations
 
 import importlib
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from opsmate.errors import ModelError
+from opsmate.llm.usage import Usage, approx_tokens
 
 if TYPE_CHECKING:
     from opsmate.config import Settings
 
 ModelKind = Literal["none", "scripted", "gguf", "openai"]
-
-
-@dataclass
-class Usage:
-    """Tokens one model call used (prompt and completion)."""
-
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-    @property
-    def total(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
 
 
 @runtime_checkable
@@ -173,12 +161,3 @@ def count_tokens(model: ChatModel | None, text: str) -> int:
         except Exception:  # a tokenizer failure must not stop an investigation
             pass
     return approx_tokens(text)
-
-
-_CJK = re.compile(r"[\u3000-\u9fff\uf900-\ufaff]")
-
-
-def approx_tokens(text: str) -> int:
-    """A tokenizer-free estimate: about 4 characters a token (CJK: 1 a character)."""
-    cjk = len(_CJK.findall(text)) if not text.isascii() else 0
-    return (len(text) - cjk + 3) // 4 + cjk

@@ -32,7 +32,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from opsmate.errors import ModelError
-from opsmate.llm.base import Usage
 from opsmate.llm.grammar import grammar_parses, schema_to_gbnf
 from opsmate.llm.schema_fit import (
     CHARS_PER_TOKEN,
@@ -41,6 +40,7 @@ from opsmate.llm.schema_fit import (
     generation_schema,
     parse_object,
 )
+from opsmate.llm.usage import Usage
 
 if TYPE_CHECKING:
     from opsmate.config import LLMConfig, Settings

@@ -33,7 +33,6 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from opsmate.errors import ModelError, SourceUnreachableError
-from opsmate.llm.base import Usage, approx_tokens
 from opsmate.llm.schema_fit import (
     CHARS_PER_TOKEN,
     excerpt,
@@ -41,6 +40,7 @@ from opsmate.llm.schema_fit import (
     generation_schema,
     parse_object,
 )
+from opsmate.llm.usage import Usage, approx_tokens
 
 if TYPE_CHECKING:
     import httpx

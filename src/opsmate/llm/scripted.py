@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from opsmate.errors import ModelError
-from opsmate.llm.base import Usage, approx_tokens
+from opsmate.llm.usage import Usage, approx_tokens
 
 
 class ScriptedModel:

@@ -16,7 +16,8 @@ scoped kinds cluster-wide. A 403 on one kind is an ``auth`` error of that call o
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from opsmate.tools import schemas as s
 from opsmate.tools.base import CallContext, ToolFailure, ToolOutput
@@ -25,8 +26,34 @@ from opsmate.tools.shaping_k8s import parse_label_selector
 from opsmate.tools.shaping_k8s_common import k8s_ref, object_name, object_namespace
 from opsmate.tools.shaping_k8s_objects import shape_object
 
-if TYPE_CHECKING:
-    from opsmate.tools.kubernetes import KubernetesTools, _Session
+
+class _Session(Protocol):
+    """What these tools use of one call's cluster session (:mod:`opsmate.tools.kubernetes`
+    provides it; a protocol here, so this module does not import that one back)."""
+
+    cl: Any
+
+    def namespaces(self, asked: str | None) -> list[str]: ...
+
+    def call(
+        self, where: str, fn: Callable[..., Any], *args: Any, text: bool = False, **kwargs: Any
+    ) -> Any: ...
+
+    def items(
+        self, where: str, fn: Callable[..., Any], *args: Any, **kw: Any
+    ) -> tuple[list, bool]: ...
+
+    def list_all(self, what: str, fn: Callable[..., Any], namespaces: list[str], **kw: Any
+                 ) -> tuple[list[dict[str, Any]], bool]: ...  # fmt: skip
+
+    def scope(self, namespaces: list[str] | None, **items: Any) -> dict[str, Any]: ...
+
+
+class KubernetesTools(Protocol):
+    """The live Kubernetes tools, as far as these two use them."""
+
+    def _session(self, asked: str | None, ctx: CallContext) -> _Session: ...
+
 
 PARTIAL_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
 PARTIAL_ONE = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"

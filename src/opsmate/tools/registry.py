@@ -2,13 +2,15 @@
 
 Only registered names run; anything else is ``rejected`` with ``unknown_tool``.
 :func:`live_registry` assembles the tools served by the configured live sources
-(Prometheus, Elasticsearch, Kubernetes) and, when a retriever is given, runbook search.
+(Prometheus, Elasticsearch or Loki, Kubernetes) and, when a retriever is given, runbook
+search; a tool several sources provide runs, per call, on the source of the call's environment.
 :func:`catalog` describes every stable tool (contracts section 4) for
 ``opsmate tool --list``, whether or not a source serves it here.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import logging
 from collections.abc import Iterable
@@ -26,8 +28,20 @@ log = logging.getLogger(__name__)
 LIVE_SOURCE_MODULES = (
     "opsmate.tools.prometheus",
     "opsmate.tools.logs",
+    "opsmate.tools.loki",  # before kubernetes: the Kubernetes API serves pod_logs where both are
     "opsmate.tools.kubernetes",
+    "opsmate.tools.alertmanager",  # after prometheus: its list_alerts replaces Prometheus' one
 )
+# the environment config block each source module serves: when several modules provide a
+# tool of the same name (search_logs from Elasticsearch and Loki), each call runs on the
+# last listed module whose block the call's environment configures
+SOURCE_KEYS = {
+    "opsmate.tools.prometheus": "prometheus",
+    "opsmate.tools.logs": "elasticsearch",
+    "opsmate.tools.loki": "loki",
+    "opsmate.tools.kubernetes": "kubernetes",
+    "opsmate.tools.alertmanager": "alertmanager",
+}
 
 
 def _strip_titles(schema: Any) -> Any:
@@ -110,6 +124,24 @@ def _source_specs(module_name: str, settings: Settings, registry: ToolRegistry) 
     return list(factory(settings))
 
 
+def _per_environment(settings: Settings, candidates: list[tuple[str, ToolSpec]]) -> ToolSpec:
+    """One spec for a tool that several sources provide: each call runs the spec of the last
+    source whose block its environment configures (else the last, which says what is missing)."""
+    last = candidates[-1][1]
+    if len(candidates) == 1 or any(c.args_model is not last.args_model for _, c in candidates):
+        return last  # different arguments: the later registration replaces the earlier
+
+    def run(args: Any, ctx: Any) -> Any:
+        env = getattr(args, "environment", None) or ctx.constraints.environment
+        cfg = settings.environments.get(env or settings.default_environment or "")
+        for key, spec in reversed(candidates):
+            if cfg is not None and getattr(cfg, key, None) is not None:
+                return spec.run(args, ctx)
+        return last.run(args, ctx)
+
+    return dataclasses.replace(last, run=run)
+
+
 def live_registry(settings: Settings, *, retriever: Retriever | None = None) -> ToolRegistry:
     """The live tools for ``settings``, plus ``search_runbooks`` over ``retriever`` if given.
 
@@ -119,9 +151,12 @@ def live_registry(settings: Settings, *, retriever: Retriever | None = None) -> 
     module's ``tool_specs`` propagate.
     """
     registry = ToolRegistry()
+    offered: dict[str, list[tuple[str, ToolSpec]]] = {}
     for module_name in LIVE_SOURCE_MODULES:
         for spec in _source_specs(module_name, settings, registry):
-            registry.register(spec)
+            offered.setdefault(spec.name, []).append((SOURCE_KEYS.get(module_name, ""), spec))
+    for candidates in offered.values():
+        registry.register(_per_environment(settings, candidates))
     if retriever is not None:
         from opsmate.tools.runbooks import search_runbooks_spec
 
