@@ -208,6 +208,32 @@ def diagnose(
     markdown: Annotated[
         bool, typer.Option("--markdown", help="Markdown report on stdout.")
     ] = False,
+    session_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--session",
+            help="Save the session to FILE after the run; when FILE exists, load it and "
+            "answer QUESTION as a follow-up.",
+        ),
+    ] = None,
+    alert: Annotated[
+        str | None,
+        typer.Option(
+            "--alert", help="Investigate a firing Alertmanager alert (name or fingerprint)."
+        ),
+    ] = None,
+    alert_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--alert-file", help="Investigate the alerts of an Alertmanager webhook body (JSON)."
+        ),
+    ] = None,
+    save_bundle: Annotated[
+        Path | None,
+        typer.Option(
+            "--save-bundle", help="Also write everything the run read as a bundle (.tar.gz)."
+        ),
+    ] = None,
     index_dir: IndexDirOpt = None,
     config: ConfigOpt = None,
 ) -> None:
@@ -238,6 +264,103 @@ def diagnose(
         json_out=json_out,
         markdown=markdown,
         index_dir=index_dir,
+        config_path=_config(ctx, config),
+        session_file=session_file,
+        alert=alert,
+        alert_file=alert_file,
+        save_bundle=save_bundle,
+    )
+
+
+@app.command()
+def alerts(
+    ctx: typer.Context,
+    env: Annotated[str | None, typer.Option("--env", help="Environment to read.")] = None,
+    json_out: JsonOpt = False,
+    config: ConfigOpt = None,
+) -> None:
+    """List firing alerts from the configured Alertmanager (or Prometheus).
+
+    Examples: opsmate alerts; opsmate alerts --env test --json
+    """
+    from opsmate.commands.alerts import run_alerts
+
+    run_alerts(env=env, json_out=json_out, config_path=_config(ctx, config))
+
+
+@app.command()
+def watch(
+    ctx: typer.Context,
+    listen: Annotated[
+        str, typer.Option("--listen", help="HOST:PORT to receive webhooks on (loopback default).")
+    ] = "127.0.0.1:9095",
+    out: Annotated[Path, typer.Option("--out", help="Folder the reports are written to.")] = Path(
+        "opsmate-reports"
+    ),
+    bundle: Annotated[
+        Path | None, typer.Option("--bundle", help="Diagnose against this bundle, not live.")
+    ] = None,
+    env: Annotated[str | None, typer.Option("--env", help="Environment (constraint).")] = None,
+    model: Annotated[str | None, typer.Option("--model", help="Model spec.")] = None,
+    index_dir: IndexDirOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Receive Alertmanager webhooks and diagnose each firing group.
+
+    Writes DIR/<time>-<alertname>.json and .md per group. Ctrl-C drains and exits 0.
+    Example: opsmate watch --listen 127.0.0.1:9095 --out reports/
+    """
+    from opsmate.commands.watch import run_watch
+
+    run_watch(
+        listen=listen,
+        out=out,
+        bundle=bundle,
+        env=env,
+        model=model,
+        index_dir=index_dir,
+        config_path=_config(ctx, config),
+    )
+
+
+@app.command()
+def snapshot(
+    ctx: typer.Context,
+    out: Annotated[Path, typer.Option("--out", help="Bundle file to write (.tar.gz).")],
+    env: Annotated[str | None, typer.Option("--env", help="Environment to capture.")] = None,
+    namespace: Annotated[
+        str | None, typer.Option("--namespace", help="Kubernetes namespace to capture.")
+    ] = None,
+    service: Annotated[
+        list[str] | None, typer.Option("--service", help="Service in focus; repeatable.")
+    ] = None,
+    since: Annotated[str, typer.Option("--since", help="Window to capture, e.g. 1h.")] = "1h",
+    alert: Annotated[
+        str | None, typer.Option("--alert", help="Capture around this firing alert.")
+    ] = None,
+    max_log_records: Annotated[
+        int, typer.Option("--max-log-records", min=0, help="Most log records captured.")
+    ] = 20000,
+    max_pod_log_lines: Annotated[
+        int, typer.Option("--max-pod-log-lines", min=0, help="Most lines per pod log.")
+    ] = 500,
+    config: ConfigOpt = None,
+) -> None:
+    """Capture live sources read-only into a redacted incident bundle.
+
+    Example: opsmate snapshot --env test --namespace shop --since 1h --out incident.tar.gz
+    """
+    from opsmate.commands.snapshot import run_snapshot
+
+    run_snapshot(
+        out=out,
+        env=env,
+        namespace=namespace,
+        services=service or [],
+        since=since,
+        alert=alert,
+        max_log_records=max_log_records,
+        max_pod_log_lines=max_pod_log_lines,
         config_path=_config(ctx, config),
     )
 
@@ -358,7 +481,42 @@ def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: maps errors to the contract's exit codes.
 
     ``opsmate`` with no arguments prints the help on stdout (exit 0), as ``--help`` does.
+    As the process's entry point (``argv`` None), a client call still in flight in one of
+    opsmate's worker threads is abandoned cleanly at exit (:func:`exit_process`).
     """
+    try:
+        _main(argv)
+    except SystemExit as done:
+        if argv is not None:
+            raise
+        exit_process(done.code if isinstance(done.code, int) else (0 if done.code is None else 1))
+
+
+def exit_process(code: int) -> None:
+    """Exit with ``code``; when an opsmate worker thread (a probe, a tool call) is still in a
+    client call, flush the output and end the process without interpreter teardown, which
+    would otherwise tear the thread down mid-call and can abort (SIGABRT, exit -6)."""
+    import os
+    import threading
+
+    busy = [
+        t
+        for t in threading.enumerate()
+        if t is not threading.current_thread() and t.daemon and t.name.startswith("opsmate-")
+    ]
+    if not busy:
+        sys.exit(code)
+    import atexit
+    import contextlib
+
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    atexit._run_exitfuncs()  # registered clean-ups (audit log, Kubernetes aborts) still run
+    os._exit(code)
+
+
+def _main(argv: list[str] | None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args:
         args = ["--help"]

@@ -40,7 +40,10 @@ def test_report_names_the_runbook_and_quotes_the_error(mini_bundle: Path) -> Non
     rc = report.root_cause
     assert rc is not None
     assert "RedisTimeoutError: Timeout reading from redis-cart:6379" in rc.statement
-    assert '"cart-service: Redis timeouts (RedisTimeoutError)"' in rc.statement
+    named = [
+        r for r in report.runbooks if r.title == "cart-service: Redis timeouts (RedisTimeoutError)"
+    ]
+    assert named and named[0].id in rc.evidence  # the runbook is cited by the root cause
     assert any(e.startswith("R") for e in rc.evidence) and any(
         e.startswith("E") for e in rc.evidence
     )

@@ -31,7 +31,8 @@ def test_a_follow_up_leads_with_what_was_asked(mini_bundle: Path) -> None:
     fu = report.follow_up
     assert fu is not None and fu.question == "check the prod error rate too"
     assert fu.refused and "limited to 'test'" in fu.refused[0]
-    assert report.summary.startswith("Not done: 'prod' is not read")
+    assert fu.answer.startswith("Not done: 'prod' is not read")
+    assert "is not read" not in report.summary  # the refusal is said once, in the answer
     assert report.constraints.environment == "test"
     assert all(c.args.get("environment") != "prod" for c in report.tool_calls)
     md = render_markdown(report)

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from opsmate.agent.evidence import EvidenceStore
 from opsmate.agent.judge.analysis import Analysis
+from opsmate.agent.judge.statements import cause_noun, chain_steps
 from opsmate.agent.model_steps import degenerate
+from opsmate.agent.next_steps import from_cause, merge
 from opsmate.agent.plan.planner import Planner
 from opsmate.agent.report import (
     BudgetInfo,
+    ChainStep,
     Report,
     ReportConflict,
     ReportConstraints,
@@ -27,7 +31,7 @@ from opsmate.agent.runbook_commands import commands_in_section
 from opsmate.agent.runbooks import Applicability, RunbookDoc, find_conflicts
 from opsmate.agent.state import TaskState
 from opsmate.timeparse import format_time
-from opsmate.tools.executor import Executor
+from opsmate.tools.executor import DOWN_CODES, Executor, SourceDown
 
 _WHY = {
     "max_steps": "the step budget ran out",
@@ -66,12 +70,29 @@ def assemble_report(
             confidence=an.confidence,
             evidence=an.root_evidence,
         )
+    for f in state.facts:  # each cited excerpt shows the data its statements rely on
+        needles = [x for x in (f.quote, f.message) if x]
+        needles += [str(t) for t in (f.detail or {}).get("template_changes") or []]
+        for eid in f.evidence:
+            if eid.startswith("E"):
+                store.cover(eid, needles)
+    chain: list[ChainStep] = []
+    in_chain: set[str] = set()
+    if an.root is not None and root is not None:
+        chain = [ChainStep(statement=clean(t, 400), evidence=ev) for t, ev in chain_steps(an.root)]
+        r = an.root
+        in_chain = {f.key for f in [r.reaches or r.explains, *r.chain, r.lead, r.change] if f}
+    said = {h.statement for h in an.hypotheses}
     facts = sorted(
-        state.facts, key=lambda f: ({"error": 0, "warning": 1, "info": 2}[f.severity], not f.focus)
+        (f for f in state.facts if f.key not in in_chain and f.statement not in said),
+        key=lambda f: ({"error": 0, "warning": 1, "info": 2}[f.severity], not f.focus),
     )
-    report_facts = [
-        ReportFact(statement=clean(f.statement, 500), evidence=list(f.evidence)) for f in facts[:20]
-    ]
+    report_facts: list[ReportFact] = []
+    for f in facts:
+        text = clean(f.statement, 500)
+        if all(x.statement != text for x in report_facts):  # the same sentence once
+            report_facts.append(ReportFact(statement=text, evidence=list(f.evidence)))
+    report_facts = report_facts[:20]
     hyps = [
         ReportHypothesis(
             statement=clean(h.statement, 600), status=h.status, evidence=list(h.evidence)
@@ -93,7 +114,11 @@ def assemble_report(
     unfinished += [f"query_metrics {q}: skipped" for q in planner.skipped]
     status: Status
     survey_left = any(p.essential for p in state.pending)
-    if stopped_by in ("cancelled", "timeout", "error"):
+    looked = any(a.status in ("success", "partial", "no_data") for a in state.actions)
+    down = executor.down_sources()
+    if down and not looked and stopped_by != "error":
+        status = "refused"  # every source that was tried is down: nothing could be looked at
+    elif stopped_by in ("cancelled", "timeout", "error"):
         status = "partial"  # interrupted: whatever was found is reported, marked partial
     elif root is not None and not (survey_left and stopped_by != "done"):
         status = "complete"  # a budget may end the plan once the cause is supported
@@ -103,7 +128,7 @@ def assemble_report(
         status = "partial"  # it looked and found no supported cause: says what is missing
     else:
         status = "refused"  # nothing could be looked at
-    summary = _summary(status, an, state, stopped_by, steps, len(conflicts))
+    summary = _summary(status, an, state, stopped_by, steps, len(conflicts), down)
     told = str((narrative or {}).get("summary") or "").strip()
     if told and not degenerate(told):
         summary = clean(told, 800)
@@ -127,6 +152,7 @@ def assemble_report(
             args=dict(r.args),
             status=r.status,
             rejected_reason=r.error.message if r.status == "rejected" and r.error else None,
+            error=f"{r.error.code}: {r.error.message}" if r.status == "error" and r.error else None,
         )
         for r in executor.calls
     ]
@@ -159,7 +185,11 @@ def assemble_report(
         ),
         tool_calls=calls,
         notes=[clean(n, 300) for n in dict.fromkeys(notes)],
+        chain=chain,
     )
+    say_once(report)
+    cited = report.cited_ids()
+    report.runbooks = [r for r in report.runbooks if r.id in cited]  # listed: the ones cited
     report, changes = repair(report)
     report.notes += changes
     return redact_report(report, store.redactor, trusted=True)
@@ -195,6 +225,8 @@ def _next_steps(
                         )
                     )
             out = out[:6]
+    if an.root is not None:
+        out = merge(out, from_cause(an.root))
     if an.root is None:
         for p in state.pending[:4]:
             ev = [p.runbook] if p.runbook else ([p.trigger] if p.trigger else [])
@@ -209,39 +241,128 @@ def _next_steps(
     return out
 
 
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'`(])")
+_IDS = re.compile(r"\s*[\[(](?:[ER]\d+(?:,\s*)?)+[\])]")
+
+
+def _key(sentence: str) -> str:
+    return " ".join(_IDS.sub("", sentence).lower().split()).strip(" .;")
+
+
+def _unsaid(text: str, seen: set[str]) -> str:
+    """``text`` without the sentences already said (each said one is remembered)."""
+    kept = []
+    for part in _SENTENCE.split(text):
+        k = _key(part)
+        if len(k.split()) >= 4 and k in seen:
+            continue
+        seen.add(k)
+        kept.append(part)
+    return " ".join(kept).strip()
+
+
+def say_once(report: Report) -> None:
+    """No sentence twice: in reading order (summary, root cause, hypotheses, chain, facts,
+    next steps, conflicts, not checked) a sentence said before is left out where it
+    repeats; an item left with nothing new is dropped (a chain left with one step too)."""
+    seen: set[str] = set()
+    report.summary = _unsaid(report.summary, seen) or report.summary
+    if report.root_cause is not None:
+        _unsaid(report.root_cause.statement, seen)
+    hyps = []
+    for h in report.hypotheses:
+        h.statement = _unsaid(h.statement, seen)
+        if h.statement:
+            hyps.append(h)
+    report.hypotheses = hyps
+    steps = []
+    for st in report.chain:
+        st.statement = _unsaid(st.statement, seen)
+        if st.statement:
+            steps.append(st)
+    report.chain = steps if len(steps) > 1 else []
+    for name in ("facts", "conflicts"):
+        kept = []
+        for item in getattr(report, name):
+            item.statement = _unsaid(item.statement, seen)
+            if item.statement:
+                kept.append(item)
+        setattr(report, name, kept)
+    nexts = []
+    for ns in report.next_steps:
+        ns.action = _unsaid(ns.action, seen)
+        if ns.action:
+            nexts.append(ns)
+    report.next_steps = nexts
+    report.unfinished = [u for u in (_unsaid(u, seen) for u in report.unfinished) if u]
+
+
+def down_sentence(down: list[SourceDown]) -> str:
+    """The first sentence when sources could not be read: which (name, environment, URL
+    without credentials), that nothing is concluded from them, and where to look."""
+    names = [d.label for d in down]
+    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    why = sorted({d.code for d in down})
+    how = "did not answer" if why == ["timeout"] else "could not be reached"
+    return (
+        f"Could not read {listed} ({how}); nothing is concluded from "
+        f"{'it' if len(names) == 1 else 'them'}: check with `opsmate doctor`."
+    )
+
+
 def _summary(
-    status: str, an: Analysis, state: TaskState, stopped_by: str, steps: int, n_conflicts: int
+    status: str,
+    an: Analysis,
+    state: TaskState,
+    stopped_by: str,
+    steps: int,
+    n_conflicts: int,
+    down: list[SourceDown] | None = None,
 ) -> str:
+    """At most three sentences, none of which the rest of the report repeats."""
     n_calls = len(state.actions)
+    parts: list[str] = [down_sentence(down)] if down else []
     if an.root is not None and an.root_statement:
-        first = an.root_statement.split("; also ")[0].split(". It began")[0].rstrip(".")
-        text = f"Most likely root cause: {first}."
-        if an.root.rid:
-            text += f' It matches the runbook "{an.root.title}".'
+        lead = an.root.lead
+        where = lead.subject.label() if lead.subject is not None else (lead.service or "")
+        head = f"Root cause ({an.confidence:.0%} confidence): {cause_noun(lead.kind)}"
+        head += f" in {where}" if where and lead.kind.value != "change" else ""
+        if an.root.change is not None and an.root.change is not lead:
+            head += ", triggered by a change"
+        parts.append(f"{head}; {steps} read-only call(s) this turn, {n_calls} in all.")
+        tail = []
         if stopped_by != "done":
-            why = _WHY.get(stopped_by, stopped_by)
-            text += f" The investigation was cut short ({why}); see what was not checked."
-        text += f" {steps} read-only call(s) this turn, {n_calls} in all."
+            tail.append(f"the investigation was cut short ({_WHY.get(stopped_by, stopped_by)})")
+        if n_conflicts:
+            tail.append("runbooks disagreed (see conflicts)")
+        if tail:
+            parts.append(("; ".join(tail) + ".").capitalize())
+    elif status == "refused" and down:
+        parts.append(f"With nothing readable no cause can be named ({n_calls} call(s) tried).")
     elif status == "refused" and state.actions:
-        failed = sorted(
-            {f"{a.tool}: {a.outcome[:80]}" for a in state.actions if a.status == "error"}
-        )
-        text = (
-            f"I cannot answer this: the data sources could not be read ({'; '.join(failed[:3])}). "
-            "Check them with `opsmate doctor`."
+        failed = sorted({a.tool for a in state.actions if a.status == "error"})
+        parts.append(
+            f"I cannot answer this: the data sources could not be read ({', '.join(failed)}); "
+            "check them with `opsmate doctor`."
         )
     elif status == "refused":
-        text = (
-            f"I cannot answer this from the available data: {an.missing}. "
-            f"{n_calls} read-only call(s) were made; no runbook or signal points at a cause."
+        parts.append(
+            f"I cannot answer this from the available data: {an.missing}; "
+            f"{n_calls} read-only call(s) were made and no runbook or signal points at a cause."
         )
     else:
-        lead = next((h.statement for h in an.hypotheses), None)
-        text = f"No root cause could be confirmed: {an.missing}; {n_calls} read-only call(s) made."
-        if lead:
-            text += f" Strongest lead (unconfirmed): {lead}."
+        text = f"No root cause could be confirmed: {an.missing}; {n_calls} read-only call(s) made"
+        if any(h.status == "open" for h in an.hypotheses):
+            text += " (the open hypotheses are leads, not conclusions)"
+        parts.append(text + ".")
+        tail = []
         if stopped_by != "done":
-            text += f" Stopped early: {_WHY.get(stopped_by, stopped_by)}."
-    if n_conflicts:
-        text += " Runbooks disagreed; see conflicts for which applies."
-    return text
+            tail.append(f"stopped early: {_WHY.get(stopped_by, stopped_by)}")
+        if n_conflicts:
+            tail.append("runbooks disagreed (see conflicts)")
+        if tail:
+            parts.append(("; ".join(tail) + ".").capitalize())
+    return " ".join(parts[:3])
+
+
+__all__ = ["DOWN_CODES", "assemble_report", "down_sentence"]

@@ -38,6 +38,8 @@ class Engine:
     docs: dict[str, tuple[str, RunbookDoc]] = field(default_factory=dict)  # source -> (R id, doc)
     planned: set[str] = field(default_factory=set)  # sources whose checks were queued
     graph: ObjectGraph = field(default_factory=ObjectGraph)  # every object seen this session
+    # runbooks (URL or path, e.g. an alert's runbook_url) read before any search hit
+    preferred_runbooks: list[str] = field(default_factory=list)
 
     _describe: list[dict[str, Any]] | None = None
 

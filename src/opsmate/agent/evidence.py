@@ -135,10 +135,59 @@ class EvidenceStore:
     def known(self, ident: str) -> bool:
         return ident in self.results or any(r.id == ident for r in self.runbooks)
 
+    def cover(self, eid: str, needles: list[str]) -> None:
+        """Make E ``eid``'s excerpt show the data a statement citing it relies on: each
+        ``needle`` (a fact's quote, message or changed key) that the excerpt lacks is
+        looked up in the fields of the stored result and the line holding it is added."""
+        ev = self.get(eid)
+        result = self.results.get(eid)
+        if ev is None or result is None:
+            return
+        have = _norm(ev.excerpt)
+        added: list[str] = []
+        for needle in needles:
+            key = _norm(needle)[:80]
+            if len(key) < 6 or key in have:
+                continue
+            found = _find_text(result.data, key)
+            if found is None:
+                continue
+            line = self.clean("» " + " ".join(found.split()), 400)
+            if line not in added:
+                added.append(line)
+                have += " " + _norm(found)
+        if added:
+            ev.excerpt = ev.excerpt + "\n" + "\n".join(added[:6])
+
     def clean(self, text: str, limit: int) -> str:
         """Redact and bound a text for the report."""
         red, _ = self.redactor.redact_text(text)
         return red if len(red) <= limit else red[: limit - 1] + "…"
+
+
+def _norm(text: str) -> str:
+    return " ".join(str(text or "").lower().split())
+
+
+def _find_text(data: Any, key: str, depth: int = 0) -> str | None:
+    """The first string in ``data`` whose normalised text contains ``key``; a dict whose
+    values together hold it gives its compact JSON (a record with its fields)."""
+    if depth > 12:
+        return None
+    if isinstance(data, str):
+        return data if key in _norm(data) else None
+    if isinstance(data, dict):
+        for v in data.values():
+            hit = _find_text(v, key, depth + 1)
+            if hit is not None:
+                return hit
+        return None
+    if isinstance(data, list):
+        for v in data[:5000]:
+            hit = _find_text(v, key, depth + 1)
+            if hit is not None:
+                return hit
+    return None
 
 
 def _jsonable(obj: Any) -> dict[str, Any]:
@@ -213,12 +262,14 @@ def summarize(result: ToolResult, *, max_lines: int = 8) -> str:
             )
     elif tool == "rollout_history" and "revisions" in d:
         lines.append(f"deployment {d.get('name')}: current revision {d.get('current_revision')}")
-        for r in d.get("revisions", [])[-4:]:
+        for r in reversed(d.get("revisions", [])[-4:]):  # newest first: kept when cut
             lines.append(
                 f"rev {r.get('revision')} {', '.join(r.get('images') or [])} created "
                 f"{r.get('created')}"
                 + (f" cause: {r.get('change_cause')}" if r.get("change_cause") else "")
             )
+            for change in (r.get("changes") or [])[:6]:  # what the revision changed
+                lines.append(f"  changed: {str(change)[:200]}")
     elif tool == "node_conditions":
         for n in _items(d, "nodes")[:max_lines]:
             bad = [

@@ -9,6 +9,7 @@ redactor.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -50,6 +51,13 @@ class ReportFact(BaseModel):
     evidence: list[str]
 
 
+class ChainStep(BaseModel):
+    """One step of the path from the symptom to the root cause (report ``chain``)."""
+
+    statement: str
+    evidence: list[str]
+
+
 class ReportNextStep(BaseModel):
     action: str
     kind: Literal["check", "mitigation"]
@@ -76,6 +84,7 @@ class ToolCallInfo(BaseModel):
     args: dict[str, Any] = Field(default_factory=dict)
     status: str
     rejected_reason: str | None = None
+    error: str | None = None  # extension: the failed call's error message (code: message)
 
 
 class FollowUp(BaseModel):
@@ -83,6 +92,8 @@ class FollowUp(BaseModel):
 
     question: str
     answer: str
+    evidence: list[str] = Field(default_factory=list)  # ids the answer cites
+    new_calls: int = 0  # read-only calls made for this question (0: answered from the state)
     refused: list[str] = Field(default_factory=list)  # parts not done, naming the constraint
     new_facts: list[ReportFact] = Field(default_factory=list)
     root_changed: bool = False
@@ -108,15 +119,19 @@ class Report(BaseModel):
     tool_calls: list[ToolCallInfo] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)  # extension: what the engine noticed
     follow_up: FollowUp | None = None  # extension: the answer to a follow-up question
+    chain: list[ChainStep] = Field(default_factory=list)  # extension: symptom -> root cause
+    index: str | None = None  # extension: the runbooks searched (bundle, built-in, an index)
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(by_alias=True, mode="json")
 
     def cited_ids(self) -> set[str]:
         ids: set[str] = set(self.root_cause.evidence if self.root_cause else [])
-        for group in (self.hypotheses, self.facts, self.next_steps):
+        for group in (self.hypotheses, self.facts, self.next_steps, self.chain):
             for item in group:
                 ids.update(item.evidence)
+        if self.follow_up is not None:
+            ids.update(self.follow_up.evidence)
         for c in self.conflicts:
             ids.update(c.sources)
         return ids
@@ -162,6 +177,12 @@ def repair(report: Report) -> tuple[Report, list[str]]:
     for s in r.next_steps:
         s.evidence = keep(s.evidence, "next step")
     r.next_steps = [s for s in r.next_steps if s.evidence]
+    for st in r.chain:
+        st.evidence = keep(st.evidence, "chain")
+    if r.root_cause is None:
+        r.chain = []  # a path to a cause no longer named is not shown
+    if r.follow_up is not None:
+        r.follow_up.evidence = keep(r.follow_up.evidence, "follow-up")
     for c in r.conflicts:
         c.sources = keep(c.sources, "conflict")
     r.conflicts = [c for c in r.conflicts if len(c.sources) >= 2]
@@ -194,37 +215,77 @@ def redact_report(
 
 # ----------------------------------------------------------------------------- Markdown
 
+# inline punctuation that opens Markdown; ``_`` only at a word's edge (DB_POOL_SIZE stays)
+_MD_INLINE = re.compile(r"([\\`*\[\]<#|~]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
+_MD_LINE_START = re.compile(r"^(\s*)(?:([-+=>])|(\d+)([.)]))")
+
+
+def md_escape(text: str | None) -> str:
+    """Text from data made inert in Markdown: on one line, with no heading, list, quote,
+    link, image, HTML, emphasis, table or code fence it could open."""
+    one = re.sub(r"\s+", " ", text or "").strip()
+    return _escape_line(one)
+
+
+def _escape_line(line: str) -> str:
+    from opsmate.tools.redact_rules import MASK
+
+    # the redaction mask stays as it is (scripts and scorers recognise it); what follows
+    # it cannot turn it into a link
+    parts = [_MD_INLINE.sub(r"\\\1", p) for p in line.split(MASK)]
+    for i in range(1, len(parts)):
+        if parts[i][:1] in ("(", "["):
+            parts[i] = "\\" + parts[i]
+    out = MASK.join(parts)
+    return _MD_LINE_START.sub(_escape_start, out)
+
+
+def _escape_start(m: re.Match[str]) -> str:
+    if m.group(2):
+        return f"{m.group(1)}\\{m.group(2)}"
+    return f"{m.group(1)}{m.group(3)}\\{m.group(4)}"
+
+
+def md_block(text: str | None) -> list[str]:
+    """Multi-line text from data (an excerpt), each line escaped as :func:`md_escape`."""
+    return [_escape_line(re.sub(r"[ \t]+", " ", ln).strip()) for ln in (text or "").splitlines()]
+
+
+def _ids(ids: list[str]) -> str:
+    return f" [{', '.join(md_escape(i) for i in ids)}]" if ids else ""
+
 
 def render_follow_up(report: Report) -> list[str]:
-    """The follow-up answer as Markdown lines: what was asked, refused parts, what is new."""
+    """The follow-up answer as Markdown lines: what was asked, the answer (refused parts
+    first), how many new calls it took, what is new."""
     fu = report.follow_up
     if fu is None:
         return []
-    out = [f"# Follow-up: {fu.question}", ""]
-    for r in fu.refused:
-        out.append(f"- **Not done:** {r}")
-    if fu.refused:
-        out.append("")
-    out.append(fu.answer)
+    out = [f"# Follow-up: {md_escape(fu.question)}", ""]
+    out.append(md_escape(fu.answer))  # it leads with what was refused (said once)
+    out += ["", f"*{fu.new_calls} new read-only call(s) for this question*"]
     if fu.new_facts:
         out += ["", "New since the last answer:", ""]
-        out += [f"- {f.statement} [{', '.join(f.evidence)}]" for f in fu.new_facts]
+        out += [f"- {md_escape(f.statement)}{_ids(f.evidence)}" for f in fu.new_facts]
     return out
 
 
 def render_markdown(report: Report) -> str:
-    """The report as Markdown for people (also what the TUI shows)."""
+    """The report as Markdown for people (also what the TUI shows). Every text that can
+    come from data (statements, excerpts, runbook titles, the question) is escaped: data
+    never adds a heading, link, HTML or code fence to the report."""
+    e = md_escape
     out: list[str] = []
     c = report.constraints
-    out.append(f"# Diagnosis: {report.question}")
-    scope = [f"environment **{c.environment or 'any'}**"]
+    out.append(f"# Diagnosis: {e(report.question)}")
+    scope = [f"environment **{e(c.environment or 'any')}**"]
     if c.services:
-        scope.append("services " + ", ".join(f"`{s}`" for s in c.services))
+        scope.append("services " + ", ".join(e(s) for s in c.services))
     if c.window.from_ or c.window.to:
-        scope.append(f"window {c.window.from_} .. {c.window.to}")
+        scope.append(f"window {e(c.window.from_)} .. {e(c.window.to)}")
     out.append(f"*Status: **{report.status}** · " + " · ".join(scope) + "*")
     out.append("")
-    out.append(report.summary)
+    out.append(e(report.summary))
     if report.follow_up is not None:
         out = [*render_follow_up(report), "", "---", "", *out]
     if report.root_cause:
@@ -233,45 +294,52 @@ def render_markdown(report: Report) -> str:
             "",
             "## Root cause",
             "",
-            f"{rc.statement}",
+            e(rc.statement),
             "",
-            f"Confidence {rc.confidence:.0%} · evidence {', '.join(rc.evidence)}",
+            f"Confidence {rc.confidence:.0%} · evidence {', '.join(e(i) for i in rc.evidence)}",
         ]
+    if report.chain:
+        out += ["", "## From symptom to cause", ""]
+        out += [f"{n}. {e(s.statement)}{_ids(s.evidence)}" for n, s in enumerate(report.chain, 1)]
     if report.hypotheses:
         out += ["", "## Hypotheses", ""]
         for h in report.hypotheses:
-            out.append(f"- **{h.status}** {h.statement} [{', '.join(h.evidence)}]")
+            out.append(f"- **{h.status}** {e(h.statement)}{_ids(h.evidence)}")
     if report.facts:
         out += ["", "## Facts", ""]
-        out += [f"- {f.statement} [{', '.join(f.evidence)}]" for f in report.facts]
+        out += [f"- {e(f.statement)}{_ids(f.evidence)}" for f in report.facts]
     if report.next_steps:
         out += ["", "## Next steps", ""]
         for s in report.next_steps:
             who = " (a person must do this)" if s.requires_human else ""
-            out.append(f"- *{s.kind}*{who}: {s.action} [{', '.join(s.evidence)}]")
+            out.append(f"- *{s.kind}*{who}: {e(s.action)}{_ids(s.evidence)}")
     if report.conflicts:
         out += ["", "## Conflicting runbooks", ""]
-        out += [f"- {x.statement} [{', '.join(x.sources)}]" for x in report.conflicts]
+        out += [f"- {e(x.statement)}{_ids(x.sources)}" for x in report.conflicts]
     if report.unfinished:
         out += ["", "## Not checked", ""]
-        out += [f"- {u}" for u in report.unfinished]
+        out += [f"- {e(u)}" for u in report.unfinished]
     if report.evidence:
         out += ["", "## Evidence", ""]
-        for e in report.evidence:
-            flag = "" if e.complete else " (partial)"
-            excerpt = e.excerpt.replace("\n", "\n  > ")
-            out.append(f"- **{e.id}** `{e.tool}` {e.call_id} {e.source_ref}{flag}\n  > {excerpt}")
+        for ev in report.evidence:
+            flag = "" if ev.complete else " (partial)"
+            quoted = "\n".join(f"  > {ln}" for ln in md_block(ev.excerpt)) or "  >"
+            out.append(
+                f"- **{e(ev.id)}** {e(ev.tool)} {e(ev.call_id)} {e(ev.source_ref)}{flag}\n{quoted}"
+            )
     if report.runbooks:
         out += ["", "## Runbooks", ""]
         for rb in report.runbooks:
-            path = " › ".join(rb.heading_path)
-            status = f" ({rb.status})" if rb.status and rb.status != "active" else ""
-            out.append(f"- **{rb.id}** `{rb.source}`{status} — {rb.title or ''} › {path}")
+            path = " › ".join(e(h) for h in rb.heading_path)
+            status = f" ({e(rb.status)})" if rb.status and rb.status != "active" else ""
+            out.append(f"- **{e(rb.id)}** {e(rb.source)}{status} — {e(rb.title or '')} › {path}")
+    if report.index:
+        out += ["", f"*Runbooks searched: {e(report.index)}*"]
     b = report.budget
     out += [
         "",
         f"*{b.steps}/{b.max_steps} steps · {b.tokens} model tokens · {b.seconds:.2f} s · "
-        f"stopped by {b.stopped_by}*",
+        f"stopped by {e(b.stopped_by)}*",
     ]
     return safe_text("\n".join(out) + "\n")  # no terminal control reaches a screen or file
 

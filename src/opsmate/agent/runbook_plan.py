@@ -8,6 +8,7 @@ applicable runbook it points at (by its distinctive terms) has its checks queued
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from opsmate.agent.judge.causality import Role, role
@@ -20,6 +21,7 @@ from opsmate.agent.runbooks import (
     RunbookDoc,
     applicability,
     fill_check_args,
+    reference_match,
     superseded_sources,
 )
 from opsmate.agent.state import PendingCheck, TaskState
@@ -46,6 +48,8 @@ class RunbookPlanning:
 
     def consult(self, question: str) -> None:
         """Search the runbooks with the question, services and identifiers; queue checks."""
+        if self.e.preferred_runbooks and len(self.state.questions) == 1:
+            self.read_preferred()
         if self.e.retriever is None:
             self.notes.append("no runbook knowledge base is available for this investigation")
             return
@@ -63,6 +67,49 @@ class RunbookPlanning:
         if resp.low_evidence:
             self.notes.append("runbook search found only weak matches for the question")
         self.add_docs(resp.hits, base_priority=10)
+
+    def read_preferred(self) -> None:
+        """Read the runbooks the task prefers (an alert's ``runbook_url``) before searching:
+        each found one (in the runbook folders, else among the index's hits) gets the first
+        R id and, when it applies, its checks queued ahead of the search hits'."""
+        for ref in self.e.preferred_runbooks:
+            doc = self.e.library.find(ref) or self._indexed(ref)
+            if doc is None:
+                self.notes.append(f"runbook {ref} (named by the alert) is not indexed here")
+                continue
+            if doc.source in self.e.docs:
+                continue
+            head, text = doc.sections[0] if doc.sections else ([], "")
+            rid = self.e.store.add_runbook(
+                doc.source,
+                heading_path=doc.hit_heading or list(head),
+                doc_version=doc.doc_version,
+                excerpt=doc.hit_text or text,
+                meta=doc.meta_dict(),
+                full_text=doc.full_text(),
+            )
+            self.e.docs[doc.source] = (rid, doc)
+            sup = superseded_sources(d for _, d in self.e.docs.values())
+            app = applicability(doc, self.state.constraints, sup)
+            if app.applies:
+                self.plan_from_doc(doc, 5)
+            else:
+                why = ", ".join(app.reasons)
+                self.notes.append(f"runbook {doc.source} (named by the alert) skipped: {why}")
+
+    def _indexed(self, ref: str) -> RunbookDoc | None:
+        """The indexed runbook ``ref`` points at, found by searching the words of its path."""
+        if self.e.retriever is None:
+            return None
+        words = re.sub(r"[^A-Za-z0-9]+", " ", ref.rsplit("/", 2)[-1] if "/" in ref else ref)
+        try:
+            resp = self.e.retriever.search(words[:300], top_k=10, include_deprecated=True)
+        except Exception:  # a broken index is noted by consult()
+            return None
+        for hit in resp.hits:
+            if reference_match(ref, hit.source):
+                return self.e.library.doc_for_hit(hit)
+        return None
 
     def add_docs(self, hits: list[SearchHit], base_priority: int, max_new: int = 2) -> None:
         new: list[RunbookDoc] = []

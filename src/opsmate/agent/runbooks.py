@@ -117,6 +117,27 @@ class RunbookLibrary:
                     names.add(m.group(1))
         return names
 
+    def find(self, reference: str, limit: int = 5000) -> RunbookDoc | None:
+        """The runbook a URL or path points at (an alert's ``runbook_url``), or None.
+
+        The longest runbook path (relative to its root, ``.md`` optional) that the
+        reference's path ends with wins; else a file name that only one runbook has."""
+        best: tuple[int, str] | None = None
+        by_name: dict[str, list[str]] = {}
+        for root in self.roots:
+            for path in sorted(root.rglob("*.md"))[:limit]:
+                source = path.relative_to(root).as_posix()
+                score = reference_match(reference, source)
+                if score and (best is None or score > best[0]):
+                    best = (score, source)
+                by_name.setdefault(path.stem.lower(), []).append(source)
+        if best is None:
+            stem = _reference_path(reference).rsplit("/", 1)[-1].lower().removesuffix(".md")
+            found = by_name.get(stem, [])
+            if len(found) == 1:
+                best = (1, found[0])
+        return self.load(best[1]) if best else None
+
     def all_docs(self, limit: int = 400) -> list[RunbookDoc]:
         """Every runbook under the roots (at most ``limit``), e.g. to learn service names."""
         out: list[RunbookDoc] = []
@@ -127,6 +148,28 @@ class RunbookLibrary:
                 if doc is not None:
                     out.append(doc)
         return out
+
+
+def _reference_path(reference: str) -> str:
+    """The path part of a URL (or a path), unquoted, without leading / trailing slashes."""
+    from urllib.parse import unquote, urlsplit
+
+    ref = reference.strip()
+    parts = urlsplit(ref)
+    path = parts.path if parts.scheme in ("http", "https", "file") else ref.split("#")[0]
+    return unquote(path).strip("/")
+
+
+def reference_match(reference: str, source: str) -> int:
+    """How well ``reference`` (URL or path) points at runbook ``source``: the matched
+    length, 0 for no match. ``.../order-service/db-pool.md`` and ``.../db-pool`` both
+    point at ``order-service/db-pool.md``."""
+    ref = _reference_path(reference).lower()
+    src = source.lower().strip("/")
+    for cand in (src, src.removesuffix(".md")):
+        if cand and (ref == cand or ref.endswith("/" + cand)):
+            return len(cand)
+    return 0
 
 
 def _meta_from(metadata: dict[str, Any]) -> RunbookMeta:

@@ -57,6 +57,7 @@ class Session:
         max_tokens: int | None = None,
         on_event: EventSink | None = None,
         session_id: str | None = None,
+        preferred_runbooks: list[str] | None = None,
     ) -> None:
         self.settings = settings or Settings()
         self.sources = sources
@@ -97,6 +98,7 @@ class Session:
             namespace=sources.namespace,
             answer_tokens=self.settings.llm.max_answer_tokens,
         )
+        self.engine.preferred_runbooks = list(preferred_runbooks or [])  # e.g. runbook_url
         self.planner: Planner | None = None
 
     # -- construction ---------------------------------------------------------------------
@@ -116,7 +118,9 @@ class Session:
         settings = settings or Settings()
         spec = model if model is not None else settings.model
         check_model_file(spec)  # a bad spec or a missing file fails before anything is opened
-        sources = open_sources(settings, bundle=bundle, demo=demo, index_dir=index_dir)
+        sources = open_sources(
+            settings, bundle=bundle, demo=demo, index_dir=index_dir, env=kwargs.get("env")
+        )
         chat = load_model(spec, settings)
         session = cls(
             sources,
@@ -156,11 +160,15 @@ class Session:
             assert self.state is not None and self.planner is not None
             follow = None
             if refused is not None:
+                previous = self.reports[-1] if self.reports else None
+                known = self._answer_from_state(q, refused, previous)
+                if known is not None:  # the state answers it: no new call
+                    self.reports.append(known)
+                    return known
                 follow = FollowUpContext(
-                    refused=refused,
-                    known_facts=known_facts,
-                    previous=self.reports[-1] if self.reports else None,
+                    refused=refused, known_facts=known_facts, previous=previous
                 )
+            calls_before = len(self.sources.executor.calls)
             inv = Investigation(
                 self.engine,
                 self.state,
@@ -172,8 +180,50 @@ class Session:
                 follow_up=follow,
             )
             report = inv.run(q)
+            report.index = self.sources.index_used
+            if report.follow_up is not None:
+                n = len(self.sources.executor.calls) - calls_before
+                report.follow_up.new_calls = n
+                # the answer is said once: in follow_up, not again as the summary
+                report.summary = self.store.clean(
+                    f"Answered the follow-up with {n} new read-only call(s); the report "
+                    "below is the whole investigation so far.",
+                    300,
+                )
             self.reports.append(report)
             return report
+
+    def _answer_from_state(
+        self, q: str, refused: list[str], previous: Report | None
+    ) -> Report | None:
+        """The previous report with ``follow_up`` answered from the facts already known,
+        or None when they cannot answer (then the session investigates)."""
+        from opsmate.agent.events import ReportReady
+        from opsmate.agent.followup import answer_from_state
+        from opsmate.agent.report import FollowUp, render_markdown, repair
+
+        assert self.state is not None
+        if previous is None:
+            return None
+        found = answer_from_state(q, self.state, self.store.clean)
+        if found is None:
+            return None
+        answer, ids = found
+        if refused:
+            answer = "Not done: " + "; ".join(refused) + f". {answer}"
+        report = previous.model_copy(deep=True)
+        report.follow_up = FollowUp(
+            question=q, answer=answer, evidence=ids, new_calls=0, refused=list(refused)
+        )
+        report.budget.steps = 0
+        report.summary = self.store.clean(
+            "Answered the follow-up from what was already read (no new call); the report "
+            "below is unchanged.",
+            300,
+        )
+        report, _ = repair(report)
+        safe_emit(self.on_event, ReportReady(report, render_markdown(report)))
+        return report
 
     def cancel(self) -> None:
         """Stop the running ``ask`` at the next safe point (thread-safe); it reports partial.
@@ -218,6 +268,7 @@ class Session:
         if env_cfg is not None and env_cfg.kubernetes is not None and not c.namespaces:
             c.namespaces = list(env_cfg.kubernetes.namespaces)
         src.executor.constraints = c
+        _ground_intake(q, intake, src, env_cfg)
         if src.environment and c.environment and src.environment != c.environment:
             intake.notes.append(
                 f"the bundle was captured in '{src.environment}' but the task is limited to "
@@ -248,8 +299,7 @@ class Session:
         st.questions.append(q)
         known = list(self.sources.known_services)
         refused = follow_up_refusals(q, st, list(self.sources.known_envs), known)
-        for msg in refused:
-            st.notes.append(msg)
+        for msg in refused:  # said once: in the follow-up's answer (and this notice)
             safe_emit(self.on_event, Notice("warning", msg))
         allowed = st.constraints.allowed_services
         for svc in detect_services(q, known):
@@ -375,3 +425,16 @@ def list_sessions() -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def _ground_intake(q: str, intake: Any, src: Sources, env_cfg: Any) -> None:
+    """Check the subject's namespace and names against what exists (agent/intake_ground)."""
+    from opsmate.agent.intake_ground import Inventory, ground
+
+    namespaces = list(src.known_namespaces)
+    if not namespaces and env_cfg is not None and env_cfg.kubernetes is not None:
+        namespaces = list(env_cfg.kubernetes.namespaces)
+    names = [*src.known_objects, *src.known_services] if src.known_objects else []
+    g = ground(q, intake.subject, Inventory.of(namespaces, names))
+    intake.subject = g.subject
+    intake.notes.extend(g.notes)

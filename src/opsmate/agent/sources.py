@@ -15,6 +15,7 @@ from typing import Any
 from opsmate import paths
 from opsmate.agent.plan.planner import Recorded
 from opsmate.agent.runbooks import RunbookLibrary
+from opsmate.capture.recorder import Recorder
 from opsmate.config import Settings
 from opsmate.errors import BundleError, ConfigError, OpsmateError
 from opsmate.knowledge.types import Retriever, SearchHit, SearchMode, SearchResponse
@@ -38,6 +39,11 @@ class Sources:
     known_envs: list[str] = field(default_factory=list)
     bundle_path: str | None = None
     notes: list[str] = field(default_factory=list)
+    recorder: Recorder | None = None  # what the tools read, for --save-bundle
+    index_used: str = "none"  # which runbooks the investigation searches (report ``index``)
+    # what exists, to ground the names a question carries (empty: unknown, nothing grounded)
+    known_namespaces: list[str] = field(default_factory=list)
+    known_objects: list[str] = field(default_factory=list)
 
     def describe(self) -> dict[str, Any]:
         return {"bundle": self.bundle_path, "live": self.bundle_path is None}
@@ -128,17 +134,61 @@ def bundle_retriever(
         return None
 
 
+def source_labeler(settings: Settings) -> Any:
+    """``(source module, environment) -> "Prometheus (test, http://host:9090)"``: how a
+    source marked down is named (URL without credentials, from the config)."""
+    kinds = {
+        "prometheus": ("prometheus",),
+        "logs": ("elasticsearch", "loki"),
+        "kubernetes": ("kubernetes",),
+        "alertmanager": ("alertmanager",),
+        "loki": ("loki",),
+    }
+
+    def label(module: str, env: str | None) -> str:
+        cfg = settings.environments.get(env) if env else None
+        for attr in kinds.get(module, (module,)):
+            src = getattr(cfg, attr, None) if cfg is not None else None
+            if src is None:
+                continue
+            name = {"elasticsearch": "Elasticsearch", "loki": "Loki"}.get(attr, attr.title())
+            where = getattr(src, "url", None) or getattr(src, "context", None) or "default"
+            return f"{name} ({env}, {strip_credentials(str(where))})"
+        return f"{module} ({env})" if env else module
+
+    return label
+
+
+def strip_credentials(url: str) -> str:
+    """``http://user:pw@host:9090/x?token=..`` -> ``http://host:9090/x`` (no userinfo, query)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url.split("@")[-1]
+    if not parts.scheme:
+        return url.split("@")[-1]
+    host = parts.netloc.rsplit("@", 1)[-1]
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
 def open_sources(
     settings: Settings,
     *,
     bundle: str | Path | None = None,
     demo: bool = False,
     index_dir: str | Path | None = None,
+    env: str | None = None,
 ) -> Sources:
-    """Sources for a bundle / the demo, or the configured live sources."""
+    """Sources for a bundle / the demo, or the configured live sources.
+
+    A bundle or the demo searches its own runbooks (none: the built-in set, when the
+    package ships one), never the personal index unless ``index_dir`` names one, so a
+    replay gives the same report on every machine. ``env`` other than the bundle's
+    environment is a usage error before anything is called."""
     notes: list[str] = []
     redactor = Redactor(settings.tools.redact_patterns)
-    index = configured_retriever(settings, index_dir)
     if bundle is not None or demo:
         from opsmate.tools.bundle import load_bundle
         from opsmate.tools.logparse import configure as configure_log_fields
@@ -146,14 +196,27 @@ def open_sources(
 
         configure_log_fields(settings.logs)  # a site's own log field names, replay as live
 
+        from opsmate.tools.bundle_load import check_bundle_environment
+
         path = Path(bundle) if bundle is not None else demo_bundle_path()
         b = load_bundle(path)
-        own = bundle_retriever(b.runbooks_dir, settings, notes)
+        check_bundle_environment(b.meta.environment, env)
+        rb_dir = b.runbooks_dir or builtin_runbooks_dir()
+        own = bundle_retriever(rb_dir, settings, notes)
+        index = configured_retriever(settings, index_dir) if index_dir is not None else None
         parts = [r for r in (own, index) if r is not None]
+        used = []
+        if own is not None:
+            used.append(
+                "bundle runbooks" if b.runbooks_dir is not None else f"built-in runbooks {rb_dir}"
+            )
+        if index is not None:
+            used.append(f"index {settings.resolved_index_dir(index_dir)}")
         retriever: Retriever | None = (
             parts[0] if len(parts) == 1 else (CombinedRetriever(parts) if parts else None)
         )
         registry = ToolRegistry(b.tool_specs(retriever=retriever))
+        recorder = Recorder.attach(registry, bundle=b)
         constraints = Constraints(
             environment=b.meta.environment,
             window_from=b.meta.window_from,
@@ -162,7 +225,9 @@ def open_sources(
         executor = Executor(
             registry, constraints, config=settings.tools, now=b.meta.captured_at, redactor=redactor
         )
-        roots = [r for r in [b.runbooks_dir, *settings.runbook_paths()] if r is not None]
+        executor.mark_down = False  # a replay has no network source to be down
+        extra = settings.runbook_paths() if index_dir is not None else []
+        roots = [r for r in [rb_dir, *extra] if r is not None]
         library = RunbookLibrary(roots)
         recorded: list[Recorded] = []
         for q in b.metrics:
@@ -182,9 +247,14 @@ def open_sources(
             known_envs=sorted({b.meta.environment, *settings.environments}),
             bundle_path=str(Path(b.source).resolve()),
             notes=notes,
+            known_namespaces=_namespaces(b.objects),
+            known_objects=_object_names(b.objects),
+            index_used="; ".join(used) or "none",
+            recorder=recorder,
         )
     from opsmate.tools.registry import live_registry
 
+    index = configured_retriever(settings, index_dir)
     registry = live_registry(settings, retriever=index)
     if not any(n != "search_runbooks" for n in registry.names()):
         raise ConfigError(
@@ -196,7 +266,9 @@ def open_sources(
         notes.append(
             "no runbook index found; run `opsmate index` to let investigations use runbooks"
         )
+    recorder = Recorder.attach(registry)
     executor = Executor(registry, Constraints(), config=settings.tools, redactor=redactor)
+    executor.source_label = source_labeler(settings)
     library = RunbookLibrary(settings.runbook_paths())
     services = sorted(library.services())
     return Sources(
@@ -206,7 +278,15 @@ def open_sources(
         known_services=services,
         known_envs=sorted(settings.environments),
         notes=notes,
+        index_used=f"index {settings.resolved_index_dir(index_dir)}" if index else "none",
+        recorder=recorder,
     )
+
+
+def builtin_runbooks_dir() -> Path | None:
+    """The runbooks shipped with the package (``opsmate/data/runbooks``), when there are any."""
+    folder = paths.demo_dir().parent / "runbooks"
+    return folder if folder.is_dir() and any(folder.rglob("*.md")) else None
 
 
 def _meta(o: Any) -> dict[str, Any]:
@@ -224,6 +304,33 @@ def _single_namespace(objects: list[dict[str, Any]]) -> str | None:
         and isinstance(_meta(o).get("namespace"), str)
     }
     return next(iter(found)) if len(found) == 1 else None
+
+
+def _namespaces(objects: list[Any]) -> list[str]:
+    """Every namespace the bundle's objects live in (or are: kind Namespace)."""
+    out: set[str] = set()
+    for o in objects:
+        meta = _meta(o)
+        if (
+            isinstance(o, dict)
+            and o.get("kind") == "Namespace"
+            and isinstance(meta.get("name"), str)
+        ):
+            out.add(meta["name"])
+        if isinstance(meta.get("namespace"), str) and meta["namespace"]:
+            out.add(meta["namespace"])
+    return sorted(out)
+
+
+def _object_names(objects: list[Any]) -> list[str]:
+    """The names of the bundle's objects (not Events), lower-case."""
+    out: set[str] = set()
+    for o in objects:
+        if isinstance(o, dict) and o.get("kind") not in ("Event", None):
+            name = _meta(o).get("name")
+            if isinstance(name, str) and name:
+                out.add(name.lower())
+    return sorted(out)
 
 
 def _services(b: Any, library: RunbookLibrary) -> list[str]:

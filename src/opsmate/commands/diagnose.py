@@ -66,17 +66,87 @@ def run_diagnose(
     markdown: bool,
     index_dir: Path | None,
     config_path: Path | None,
+    session_file: Path | None = None,
+    alert: str | None = None,
+    alert_file: Path | None = None,
+    save_bundle: Path | None = None,
 ) -> None:
     """Implements ``opsmate diagnose`` (see the module docstring)."""
     if bundle is not None and demo:
         raise UsageError("--bundle and --demo are exclusive")
     if question is not None and not question.strip():
         question = None  # a blank question means "the bundle's question", as no question does
+    if save_bundle is not None:
+        from opsmate.capture.writer import check_out_path
+
+        save_bundle = check_out_path(save_bundle, "--save-bundle")  # before any work
     settings = load_settings(config_path)
     if demo and model is None and not _model_configured(settings.model):
         model = "none"
+    preferred: list[str] = []
+    if alert is not None or alert_file is not None:  # the question comes from the alerts
+        from opsmate.alerting.resolve import alert_options
+
+        opts = alert_options(
+            settings,
+            question=question,
+            env=env,
+            alert=alert,
+            alert_file=alert_file,
+            offline=bundle is not None or demo,
+        )
+        question, env, preferred = opts.question, opts.env, opts.preferred_runbooks
     show_progress = sys.stderr.isatty()
-    session = Session.open(
+    if session_file is not None and session_file.exists():  # a follow-up in a saved session
+        if question is None:
+            raise UsageError(f"{session_file}: a saved session needs a follow-up QUESTION")
+        session = Session.load(
+            session_file,
+            settings=settings,
+            model=model,
+            index_dir=index_dir,
+            on_event=_progress if show_progress else None,
+            max_steps=max_steps,
+            timeout=timeout,
+        )
+    else:
+        session = _open(
+            settings, bundle, demo, model, index_dir, env, services, since, max_steps, timeout,
+            _progress if show_progress else None, preferred,
+        )  # fmt: skip
+    try:
+        report, interrupted = _run(session, question)
+    finally:
+        session.close()  # no model generation may outlive the command
+    if session_file is not None:
+        session.save(session_file)  # the follow-up's evidence and answer are kept too
+    _print(report, json_out=json_out, markdown=markdown)
+    if save_bundle is not None:
+        _save_bundle(session, save_bundle)
+    if interrupted:
+        raise InvestigationOutcome("interrupted: partial report printed", ExitCode.INTERRUPTED)
+    code = _exit_code(session, report)
+    if code != ExitCode.OK:
+        raise InvestigationOutcome(
+            f"investigation finished: {report.status} ({report.budget.stopped_by})", code
+        )
+
+
+def _open(
+    settings: Any,
+    bundle: Path | None,
+    demo: bool,
+    model: str | None,
+    index_dir: Path | None,
+    env: str | None,
+    services: list[str],
+    since: str | None,
+    max_steps: int | None,
+    timeout: float | None,
+    on_event: Any,
+    preferred: list[str],
+) -> Session:
+    return Session.open(
         settings=settings,
         bundle=bundle,
         demo=demo,
@@ -87,20 +157,29 @@ def run_diagnose(
         since=since,
         max_steps=max_steps,
         timeout=timeout,
-        on_event=_progress if show_progress else None,
+        on_event=on_event,
+        preferred_runbooks=preferred,
     )
+
+
+def _save_bundle(session: Session, out: Path) -> None:
+    """Write the run's reads as a bundle (after the report); a failure names the file."""
+    from opsmate.capture.save import save_session_bundle
+
     try:
-        report, interrupted = _run(session, question)
-    finally:
-        session.close()  # no model generation may outlive the command
-    _print(report, json_out=json_out, markdown=markdown)
-    if interrupted:
-        raise InvestigationOutcome("interrupted: partial report printed", ExitCode.INTERRUPTED)
-    code = _exit_code(session, report)
-    if code != ExitCode.OK:
+        written = save_session_bundle(session, out, by="opsmate diagnose --save-bundle")
+    except OpsmateError as exc:
+        if str(out) not in exc.message:
+            exc.message = f"--save-bundle {out}: {exc.message}"
+            exc.args = (exc.message,)
+        raise
+    except Exception as exc:  # the report is printed; say what went wrong with the bundle
         raise InvestigationOutcome(
-            f"investigation finished: {report.status} ({report.budget.stopped_by})", code
-        )
+            f"--save-bundle {out}: the bundle was not written: {type(exc).__name__}: {exc}",
+            ExitCode.INTERNAL,
+        ) from exc
+    if sys.stderr.isatty():
+        sys.stderr.write(f"bundle written: {written.path} ({written.bytes} bytes)\n")
 
 
 def _model_configured(spec: str | None) -> bool:
@@ -141,13 +220,12 @@ def _run(session: Session, question: str | None) -> tuple[Report, bool]:
 
 
 def _exit_code(session: Session, report: Report) -> ExitCode:
-    calls = session.sources.executor.calls
+    calls = [c for c in session.sources.executor.calls if c.status != "rejected"]
     if report.status != "complete" and calls:
         failed = [c for c in calls if c.status == "error"]
-        if len(failed) == len(calls) and all(
-            c.error and c.error.code == "unreachable" for c in failed
-        ):
-            return ExitCode.UNREACHABLE
+        down = ("unreachable", "timeout") if session.sources.executor.down else ("unreachable",)
+        if len(failed) == len(calls) and all(c.error and c.error.code in down for c in failed):
+            return ExitCode.UNREACHABLE  # every source tried is down (marked for the run)
     if report.status == "complete":
         return ExitCode.OK
     if report.status == "error" or report.budget.stopped_by == "error":

@@ -92,9 +92,11 @@ def _setup(
         registry = live_registry(settings, retriever=retriever)
         return registry, constraints_from_settings(settings, environment=env), None
     from opsmate.tools.bundle import load_bundle
+    from opsmate.tools.bundle_load import check_bundle_environment
 
     loaded = load_bundle(bundle)
     meta = loaded.meta
+    check_bundle_environment(meta.environment, env)
     registry = ToolRegistry(loaded.tool_specs(retriever))
     constraints = constraints_from_settings(
         settings,

@@ -293,42 +293,73 @@ def load_metrics(root: Path) -> list[RecordedQuery]:
 
 
 def load_logs(root: Path, data: LoadedData) -> None:
-    """Read ``logs.ndjson`` into ``data.logs`` (with parsed times and line numbers)."""
-    path = root / "logs.ndjson"
+    """Read ``logs.ndjson`` or ``logs.ndjson.gz`` into ``data.logs`` (with parsed times
+    and line numbers). A bundle holding both is an error naming both."""
+    import gzip
+    import zlib
+
+    plain, packed = root / "logs.ndjson", root / "logs.ndjson.gz"
+    if plain.is_file() and packed.is_file():
+        raise BundleError(
+            "logs.ndjson and logs.ndjson.gz: a bundle holds one of the two, not both",
+            hint="remove one of them (they should hold the same records)",
+        )
+    path = packed if packed.is_file() else plain
+    name = path.name
     if not path.is_file():
         return
     try:
-        fh = path.open("rb")
+        fh = gzip.open(path, "rb") if path is packed else path.open("rb")  # noqa: SIM115
     except OSError as exc:
-        raise BundleError(f"logs.ndjson: cannot read: {exc}") from exc
-    with fh:
-        for n, raw_bytes in enumerate(fh, start=1):
-            try:
-                raw = raw_bytes.decode("utf-8-sig" if n == 1 else "utf-8")
-            except UnicodeDecodeError as exc:
-                raise BundleError(f"logs.ndjson:{n}: not UTF-8 text: {exc.reason}") from exc
-            if not raw.strip():
-                continue
-            try:
-                rec = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise BundleError(f"logs.ndjson:{n}: not valid JSON: {exc.msg}") from exc
-            except RecursionError:
-                raise BundleError(_too_deep(f"logs.ndjson:{n}")) from None
-            if not isinstance(rec, dict):
-                raise BundleError(f"logs.ndjson:{n}: expected a JSON object")
-            if "\\ud" in raw or "\\uD" in raw:  # \ud800-style escapes: no lone surrogates
-                rec = _no_surrogates(rec)
-            if raw.count("[") + raw.count("{") > MAX_DEPTH and _depth(rec) > MAX_DEPTH:
-                raise BundleError(_too_deep(f"logs.ndjson:{n}"))
-            for key in ("@timestamp", "message"):
-                if key not in rec:
-                    raise BundleError(f"logs.ndjson:{n}: missing '{key}'")
-            if not isinstance(rec["message"], str):
-                raise BundleError(f"logs.ndjson:{n}: 'message' must be a string")
-            data.log_times.append(_time(rec["@timestamp"], f"logs.ndjson:{n}: @timestamp"))
-            data.logs.append(rec)
-            data.log_lines.append(n)
+        raise BundleError(f"{name}: cannot read: {exc}") from exc
+    try:
+        with fh:
+            _read_log_lines(fh, name, data)
+    except (OSError, EOFError, zlib.error) as exc:  # a damaged or truncated gzip stream
+        raise BundleError(f"{name}: cannot read: {exc}") from exc
+
+
+def _read_log_lines(fh: Any, name: str, data: LoadedData) -> None:
+    """Parse and check one NDJSON stream (``name`` is what errors cite)."""
+    for n, raw_bytes in enumerate(fh, start=1):
+        try:
+            raw = raw_bytes.decode("utf-8-sig" if n == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            raise BundleError(f"{name}:{n}: not UTF-8 text: {exc.reason}") from exc
+        if not raw.strip():
+            continue
+        try:
+            rec = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise BundleError(f"{name}:{n}: not valid JSON: {exc.msg}") from exc
+        except RecursionError:
+            raise BundleError(_too_deep(f"{name}:{n}")) from None
+        if not isinstance(rec, dict):
+            raise BundleError(f"{name}:{n}: expected a JSON object")
+        if "\\ud" in raw or "\\uD" in raw:  # \ud800-style escapes: no lone surrogates
+            rec = _no_surrogates(rec)
+        if raw.count("[") + raw.count("{") > MAX_DEPTH and _depth(rec) > MAX_DEPTH:
+            raise BundleError(_too_deep(f"{name}:{n}"))
+        for key in ("@timestamp", "message"):
+            if key not in rec:
+                raise BundleError(f"{name}:{n}: missing '{key}'")
+        if not isinstance(rec["message"], str):
+            raise BundleError(f"{name}:{n}: 'message' must be a string")
+        data.log_times.append(_time(rec["@timestamp"], f"{name}:{n}: @timestamp"))
+        data.logs.append(rec)
+        data.log_lines.append(n)
+
+
+def check_bundle_environment(bundle_env: str | None, env: str | None) -> None:
+    """``--env E`` against a bundle captured in another environment is a usage error,
+    raised before any call (the bundle holds no data of ``E``)."""
+    from opsmate.errors import UsageError
+
+    if env and bundle_env and env.strip() != bundle_env:
+        raise UsageError(
+            f"bundle captured in {bundle_env}; --env {env.strip()} cannot be read from it",
+            hint=f"drop --env, or use --env {bundle_env}",
+        )
 
 
 def _no_surrogates(value: Any) -> Any:

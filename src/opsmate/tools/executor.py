@@ -30,10 +30,12 @@ Pipeline of :meth:`Executor.call`, each step able to end the call with an envelo
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from dataclasses import fields as dc_fields
 from datetime import UTC, datetime
 from pathlib import Path
@@ -60,6 +62,28 @@ from opsmate.tools.scope import ScopeViolation, apply_scope, wrap_cursor
 
 _SPEC_DEFAULT_TIMEOUT = next(f.default for f in dc_fields(ToolSpec) if f.name == "timeout_s")
 _BACKOFF_S = (0.25, 0.5, 1.0, 2.0)
+DOWN_CODES = ("unreachable", "timeout")  # failures that mark a live source down for the run
+
+# describes a live source for people: (source module, environment) -> "Prometheus (test, URL)"
+SourceLabeler = Callable[[str, "str | None"], str]
+
+
+@dataclass
+class SourceDown:
+    """A live source marked down for the rest of the run after its first failed call."""
+
+    key: str  # "<source module>@<environment>"
+    label: str  # name, environment and URL without credentials
+    code: str  # unreachable | timeout
+    message: str  # the first failure's (redacted) message
+    first_call: str  # the call that failed
+    calls: int = 1  # calls that failed or were answered "down" (the first included)
+
+
+def source_module(spec: ToolSpec) -> str:
+    """The module serving ``spec`` (``prometheus``, ``logs``, ``kubernetes`` ...)."""
+    module = str(getattr(spec.run, "__module__", "") or "")
+    return module.rsplit(".", 1)[-1] or spec.name
 
 
 class _Outcome:
@@ -134,6 +158,10 @@ class Executor:
         self.deadline = deadline  # time.monotonic() value
         self.call_prefix = call_prefix
         self.calls: list[ToolResult] = []
+        # live sources down for the rest of the run (a bundle replay is never marked down)
+        self.mark_down = True
+        self.down: dict[str, SourceDown] = {}
+        self.source_label: SourceLabeler | None = None
         self._counter = itertools.count(1)
         self._lock = threading.Lock()
 
@@ -211,7 +239,25 @@ class Executor:
             msg = format_validation_error(exc, spec.args_model)
             return self._rejected(call_id, tool, _compact(scoped.args), "invalid_arguments", msg)
 
+        down_key = self._down_key(spec, scoped.args)
+        with self._lock:
+            down = self.down.get(down_key) if down_key else None
+            if down is not None:
+                down.calls += 1
+        if down is not None:  # answered at once: no network call to a source known down
+            return ToolResult(
+                call_id=call_id, tool=tool, status="error", scope=dict(scoped.scope),
+                complete=False, args=_compact(scoped.args),
+                error=ToolErrorInfo(
+                    code=down.code,
+                    message=f"{down.label} is down for this run (not called again): "
+                    f"{down.message}",
+                    retryable=False,
+                ),
+            )  # fmt: skip
         outcome, attempts = self._run_with_retries(spec, bound, call_id)
+        if down_key and _marks_down(outcome.error):
+            self._mark_down(down_key, spec, scoped.args, outcome.error, call_id)
         scope = dict(scoped.scope)
         if attempts > 1:
             scope["attempts"] = attempts
@@ -255,6 +301,46 @@ class Executor:
         if final.truncated is not None and fitted is not result:
             final._full = result  # the analyzers read everything; the envelope stays in budget
         return final
+
+    # -- sources down ----------------------------------------------------------------
+    def _down_key(self, spec: ToolSpec, args: Mapping[str, Any]) -> str | None:
+        if not self.mark_down:
+            return None
+        env = args.get("environment") or self.constraints.environment
+        return f"{source_module(spec)}@{env or '-'}"
+
+    def _mark_down(
+        self,
+        key: str,
+        spec: ToolSpec,
+        args: Mapping[str, Any],
+        error: ToolErrorInfo | None,
+        call_id: str,
+    ) -> None:
+        env = args.get("environment") or self.constraints.environment
+        module = source_module(spec)
+        label = f"{module} ({env})" if env else module
+        if self.source_label is not None:
+            with contextlib.suppress(Exception):  # a label is a nicety; the mark must happen
+                label = self.source_label(module, env)
+        label = self.redactor.redact_text(label)[0]
+        message = self.redactor.redact_text(error.message if error else "no answer")[0]
+        with self._lock:
+            self.down.setdefault(
+                key,
+                SourceDown(
+                    key=key,
+                    label=label,
+                    code=error.code if error else "unreachable",
+                    message=message,
+                    first_call=call_id,
+                ),
+            )
+
+    def down_sources(self) -> list[SourceDown]:
+        """The sources marked down so far, in the order they failed."""
+        with self._lock:
+            return list(self.down.values())
 
     @staticmethod
     def _resume_cut_page(
@@ -396,6 +482,14 @@ class Executor:
                 "redactions": result.redactions + total,
             }
         )
+
+
+def _marks_down(error: ToolErrorInfo | None) -> bool:
+    """Refused, unresolvable or silent: the source is down. A time-out bounded by the task's
+    own remaining time (not retryable) says nothing about the source."""
+    if error is None or error.code not in DOWN_CODES:
+        return False
+    return error.code == "unreachable" or error.retryable
 
 
 def _compact(args: dict[str, Any]) -> dict[str, Any]:

@@ -55,6 +55,7 @@ from opsmate.textsafe import safe_text
 from opsmate.tools.redact_rules import (
     B64_TOKEN,
     HEADER_KEY,
+    KNOWN_TOKEN,
     MASK,
     RULES,
     SECRET_KEY_NAME,
@@ -182,13 +183,20 @@ class Redactor:
             return items if isinstance(obj, list) else tuple(items)
         return obj
 
-    def _walk_dict(self, obj: dict[Any, Any], counter: list[int]) -> dict[Any, Any]:
+    def _walk_dict(
+        self, obj: dict[Any, Any], counter: list[int], *, by_shape: bool = False
+    ) -> dict[Any, Any]:
         is_secret = obj.get("kind") == "Secret"
         env_value = _env_secret(obj)
         out: dict[Any, Any] = {}
         for key, value in obj.items():
             clean_key = safe_text(key) if isinstance(key, str) else key
-            if is_secret and key in ("data", "stringData") and isinstance(value, dict):
+            if by_shape and isinstance(value, str) and value != MASK and looks_secret(value):
+                out[clean_key] = MASK  # any annotation / label key: judged by the value
+                counter[0] += 1
+            elif key in SHAPE_KEYS and isinstance(value, dict):
+                out[clean_key] = self._walk_dict(value, counter, by_shape=True)
+            elif is_secret and key in ("data", "stringData") and isinstance(value, dict):
                 out[clean_key] = {safe_text(str(k)): MASK for k in value}
                 counter[0] += len(value)
             elif is_secret and key == "metadata" and isinstance(value, dict):
@@ -223,9 +231,26 @@ def _secret_value(key: Any, value: str) -> bool:
 
 
 def _env_secret(obj: dict[Any, Any]) -> bool:
-    """``{"name": "DB_PASSWORD", "value": ...}`` (Kubernetes env, header lists)."""
+    """``{"name": "DB_PASSWORD", "value": ...}`` (Kubernetes env, header lists), or any
+    name whose value has the shape of a secret (``{"name": "ACME_SIGNING", "value": ..}``)."""
     name = obj.get("name", obj.get("key"))
-    return isinstance(name, str) and "value" in obj and bool(SECRET_KEY_NAME.fullmatch(name))
+    if not isinstance(name, str) or "value" not in obj:
+        return False
+    value = obj.get("value")
+    return bool(SECRET_KEY_NAME.fullmatch(name)) or (isinstance(value, str) and looks_secret(value))
+
+
+# keys whose values are judged by shape whatever their own key is called
+SHAPE_KEYS = frozenset({"annotations", "labels", "env", "environment_variables"})
+
+
+def looks_secret(value: str) -> bool:
+    """A value with the shape of a secret: a known token format, or random-looking
+    (:func:`high_entropy`). Trace ids, git shas and UUIDs (hex) and words are not."""
+    v = value.strip()
+    if not v or len(v) > 4096:
+        return False
+    return high_entropy(v) or bool(KNOWN_TOKEN.search(v))
 
 
 _DEFAULT: Redactor | None = None

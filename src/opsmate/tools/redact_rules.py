@@ -188,6 +188,11 @@ PROVIDER_TOKEN = re.compile(
     r"|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}|whsec_[A-Za-z0-9]{20,}"
     r"|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32})"
 )
+# a value that is a known token format on its own (judged by shape under any key)
+KNOWN_TOKEN = re.compile(
+    rf"{PROVIDER_TOKEN.pattern}|{JWT.pattern}|{AWS_ACCESS_KEY.pattern}"
+    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----"
+)
 ENV_JSON = re.compile(
     rf"(?i)({_Q}name{_Q}[ \t]*:[ \t]*{_Q}{KEY}{_Q}[ \t]*,[ \t]*{_Q}value{_Q}[ \t]*:[ \t]*{_Q})"
     r"((?:[^\"'\\]|\\[^\"'])+)"

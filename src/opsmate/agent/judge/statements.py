@@ -1,13 +1,22 @@
 """Sentences rendered from the structured judgement (never the other way round).
 
-"ledger-worker is crash-looping because pod ledger-worker-7d9f-x2x1q: container app
-ended with \"LEDGER_REGION is undefined\" (E4). Supporting: ... CrashLoopBackOff ... (E2)."
-Every clause cites the evidence ids of the facts it renders; the cause comes first and
-whole, the clauses after it are kept short so the sentence stays readable.
+The root cause is read in ten seconds: one or two sentences, at most :data:`MAX_WORDS`
+words, what failed and why (the cause, its verbatim message or key values), then what
+triggered it when a change is known, each clause citing its evidence ids::
+
+    ledger-worker is crash-looping (CrashLoopBackOff) because container app ended with
+    "LEDGER_REGION is undefined" (E4). Triggered by rollout revision 7 of ledger-worker:
+    env LEDGER_REGION removed (E5).
+
+The path from the symptom to the cause is :func:`chain_steps` (symptom first, then the
+links the candidate holds in ``chain``, then the cause and its trigger); supporting facts
+stay facts. Nothing here repeats a sentence another part of the report says.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from opsmate.agent.observe.facts import Fact
@@ -29,7 +38,12 @@ SYMPTOM_PHRASE: dict[K, str] = {
     K.ALERT: "is alerting",
     K.METRIC_SHIFT: "changed behaviour",
 }
-CLAUSE = 260  # characters of a supporting clause
+MAX_WORDS = 50  # the whole root-cause statement
+TRIGGER_WORDS = 18  # the trigger sentence at most
+THEN_WORDS = 8  # the verbatim error that followed the cause
+MIN_CAUSE_WORDS = 14  # the cause keeps at least this many words when a clause is added
+STEP_CHARS = 240  # one step of the chain
+CLAUSE = 260  # characters of a clause (kept for callers of :func:`clause`)
 
 
 def cite(f: Fact) -> str:
@@ -38,6 +52,19 @@ def cite(f: Fact) -> str:
 
 def clause(f: Fact, limit: int = CLAUSE) -> str:
     return f"{clip(f.statement, limit)} {cite(f)}".rstrip()
+
+
+def words(text: str) -> int:
+    """How many words a text has (whitespace separated)."""
+    return len(text.split())
+
+
+def clip_words(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` words (an ellipsis marks the cut)."""
+    parts = text.split()
+    if len(parts) <= limit:
+        return " ".join(parts)
+    return " ".join(parts[: max(limit - 1, 1)]) + " …"
 
 
 def _who(c: Candidate, subject_label: str | None) -> str:
@@ -51,56 +78,162 @@ def _who(c: Candidate, subject_label: str | None) -> str:
     return c.lead.service or "the system"
 
 
+_CONTAINER = re.compile(r"^container [^:]+: ")
+_EXCEPTION = re.compile(
+    r"\b[A-Z][A-Za-z0-9_.]*(?:Error|Exception|Timeout|Exhausted|Refused|Failure|Fault)\b"
+)
+
+
+def change_phrase(change: Fact, limit: int | None = None) -> str:
+    """What a change did, compactly: ``rollout revision 7 of web: env POOL '20' -> '10'``.
+
+    Configuration edits (env, args, limits) come before image changes: they are what a
+    person checks first; the verbatim key values are kept."""
+    d = change.detail or {}
+    edits = [str(t) for t in d.get("template_changes") or [] if str(t).strip()]
+    edits = sorted(edits, key=lambda t: " image " in f" {_CONTAINER.sub('', t)} ")
+    what = d.get("change") or "change"
+    name = change.subject.name if change.subject is not None else (change.service or "")
+    head = f"{what} revision {d['revision']}" if d.get("revision") is not None else str(what)
+    if name:
+        head += f" of {name}"
+    if edits:
+        shown: list[str] = []
+        for t in (_CONTAINER.sub("", t) for t in edits[:3]):  # whole edits: values verbatim
+            if shown and limit is not None and words(f"{head}: " + "; ".join([*shown, t])) > limit:
+                break
+            shown.append(t)
+        return f"{head}: " + "; ".join(shown)
+    text = clip(change.quote or change.statement, 220)
+    return text if limit is None else clip_words(text, limit)
+
+
+def _cause_text(lead: Fact) -> str:
+    """The cause as said by the evidence: the statement, else its verbatim quote."""
+    return lead.statement or lead.quote or ""
+
+
 def root_statement(
     c: Candidate, subject_label: str | None, reported: K | None
 ) -> tuple[str, list[str]]:
-    """The root-cause sentence for candidate ``c`` and the evidence ids it cites."""
+    """The root-cause statement for candidate ``c`` and the evidence ids it cites.
+
+    At most :data:`MAX_WORDS` words: what failed and why, then the trigger when known.
+    The ids are the cause's and the trigger's, then those of the symptom, the chain, the
+    errors that followed, the support and the impact (as before), and the runbook's."""
     lead = c.lead
     evidence = list(lead.evidence)
 
-    def add(facts: list[Fact]) -> None:
-        evidence.extend(e for f in facts for e in f.evidence if e not in evidence)
+    def add(facts: Sequence[Fact | None]) -> None:
+        evidence.extend(e for f in facts if f for e in f.evidence if e not in evidence)
 
     symptom = c.explains
     head = c.reaches or (symptom if c.explains_subject else None)
     kind = head.kind if head is not None else reported
     who = _who(c, subject_label)
+    change = c.change if c.change is not None and c.change is not lead else None
+    trigger = ""
+    if change is not None:
+        ids = cite(change)
+        budget = TRIGGER_WORDS - words(ids) - 2
+        trigger = f"Triggered by {change_phrase(change, budget)} {ids}"
+        trigger = trigger.rstrip() + "."
+        add([change])
     if lead.kind == K.CHANGE and head is not None:
-        text = f"{who} {SYMPTOM_PHRASE.get(head.kind, 'has a problem')} since a change: "
-        text += clause(lead, 600)
+        opening = f"{who} {SYMPTOM_PHRASE.get(head.kind, 'has a problem')} since"
+        cause = change_phrase(lead)
     elif kind is not None and kind in SYMPTOM_PHRASE:
-        text = f"{who} {SYMPTOM_PHRASE[kind]} because {clause(lead, 600)}"
+        reason = head.reason if head is not None and head.reason else None
+        said = f" ({reason})" if reason and reason.lower() not in _cause_text(lead).lower() else ""
+        opening = f"{who} {SYMPTOM_PHRASE[kind]}{said} because"  # the verbatim reason
+        cause = _cause_text(lead)
     else:
-        text = clause(lead, 600)
-    if c.rid and c.doc is not None:
-        text += f'. This matches the runbook "{c.doc.title}" ({c.rid})'
+        opening = ""
+        cause = _cause_text(lead)
+    ids = cite(lead)
+    room = MAX_WORDS - words(trigger) - words(opening) - words(ids)
+    then = _then_clause(c, symptom, lead)
+    if then is not None and room - words(then[0]) - 1 >= min(words(cause), MIN_CAUSE_WORDS):
+        room -= words(then[0]) + 1  # the verbatim error that followed, room allowing
+    else:
+        then = None
+    first = " ".join(p for p in (opening, clip_words(cause, max(room, 8)), ids) if p)
+    if then is not None:
+        first = f"{first.rstrip().rstrip('.')}; then {then[0]}"
+        add([then[1]])
+    first = first.rstrip().rstrip(".") + "."
+    text = f"{first} {trigger}".strip()
+    if words(text) > MAX_WORDS:  # a long subject label: the cause keeps its ids, words go
+        first = clip_words(first, MAX_WORDS - words(trigger) - words(ids)) + f" {ids}."
+        text = f"{first} {trigger}".strip()
+    # the ids behind the cause (cited where the report shows those facts), runbook last
+    add([head or symptom, *c.chain[:2], *c.followers[:3], c.reaches])
+    add([f for f in c.support if f is not symptom and f not in c.followers][:2])
+    add(c.impact)
+    if c.rid:
         evidence.append(c.rid)
-    for f in c.chain[:2]:
-        text += f". That is why {clause(f)}"
-    add(c.chain[:2])
-    if c.followers:
-        text += ". It came first; then " + "; then ".join(clause(f, 160) for f in c.followers[:3])
-        add(c.followers[:3])
-    if c.reaches is not None and c.reaches is not symptom:
-        text += f". Seen as: {clause(c.reaches)}"
-        add([c.reaches])
-    if symptom is not None:
-        if not (symptom.quote and symptom.quote == lead.quote):  # not the same record again
-            text += f". Supporting: {clause(symptom)}"
-        add([symptom])
-    extra = [f for f in c.support if f is not symptom and f not in c.followers][:2]
-    if extra:
-        text += "; also " + "; ".join(clause(f, 200) for f in extra)
-        add(extra)
-    if c.impact:
-        text += ". Downstream: " + "; ".join(clause(f, 200) for f in c.impact)
-        add(c.impact)
-    if c.change is not None and c.change is not lead:
-        when = "after"
-        if c.change.time and lead.time:
-            delta = int((lead.time - c.change.time).total_seconds() // 60)
-            when = "within a minute of" if delta < 1 else f"{delta} min after"
-        text += f". It began {when} {clip(c.change.quote or c.change.statement, 300)} "
-        text += cite(c.change)
-        add([c.change])
-    return text.rstrip().rstrip(".") + ".", evidence
+    return text, evidence
+
+
+def _then_clause(c: Candidate, symptom: Fact | None, lead: Fact) -> tuple[str, Fact] | None:
+    """The first verbatim error that followed the cause or corroborates it (a log line
+    the cause does not already quote), as a short clause: ``"pool exhausted" (E4)``."""
+    seen = " ".join(x.lower() for x in (lead.statement, symptom.quote if symptom else "") if x)
+    for f in sorted([*c.followers, *c.support], key=lambda f: f.severity != "error"):
+        quote = (f.quote or "").strip()
+        if f is symptom or f.kind == K.CHANGE or not quote or quote.lower() in seen:
+            continue
+        if not (f.detail or {}).get("pattern") or re.search(r"\d\s*->\s*\d", quote):
+            continue  # a metric's numbers are not what a person greps for
+        m = _EXCEPTION.search(quote)
+        if m is not None and m.start() > 0:
+            quote = quote[m.start() :]  # from the error's own name, verbatim
+        return f'"{clip_words(quote, THEN_WORDS)}" {cite(f)}'.rstrip(), f
+    return None
+
+
+def chain_steps(c: Candidate) -> list[tuple[str, list[str]]]:
+    """The path from the symptom asked about to the cause, symptom first: the symptom the
+    cause reaches, the links of ``c.chain`` in their order, the cause, then the change
+    that triggered it. Each step is ``(statement, evidence ids)``; a fact appears once."""
+    symptom = c.reaches or c.explains
+    facts: list[Fact] = []
+    for f in [symptom, *c.chain, c.lead, c.change]:
+        if f is not None and all(f is not g for g in facts):
+            facts.append(f)
+    out = [
+        (  # the trigger as what it changed (its full statement is a fact or hypothesis)
+            change_phrase(f)
+            if f is c.change and f is not c.lead
+            else clip(f.statement, STEP_CHARS),
+            list(f.evidence),
+        )
+        for f in facts
+    ]
+    return out if len(out) > 1 else []
+
+
+CAUSE_NOUN: dict[K, str] = {
+    K.OOM_KILLED: "out-of-memory kills",
+    K.LAST_WORDS: "a fatal error at start-up",
+    K.IMAGE_PULL: "an image that cannot be pulled",
+    K.SCHEDULING: "pods that cannot be scheduled",
+    K.MISSING_REFERENCE: "a missing referenced object",
+    K.PROBE_FAILURE: "failing health probes",
+    K.QUOTA_REFUSAL: "a quota refusal",
+    K.DEPENDENCY_FAILURE: "a failing dependency",
+    K.CONFIG_ERROR: "a configuration error",
+    K.SELECTOR_MISMATCH: "a selector that matches no pod",
+    K.NETWORK_POLICY: "a NetworkPolicy that denies traffic",
+    K.RBAC_DENIED: "a missing RBAC permission",
+    K.MISCONFIGURATION: "a misconfiguration",
+    K.SATURATION: "resource exhaustion",
+    K.NODE_PROBLEM: "a node problem",
+    K.LOG_ERROR: "an application error",
+    K.CHANGE: "a change",
+}
+
+
+def cause_noun(kind: K) -> str:
+    """A short noun phrase for a kind of cause (``resource exhaustion``)."""
+    return CAUSE_NOUN.get(kind, "a failure")

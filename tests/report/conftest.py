@@ -1,0 +1,8 @@
+"""Report tests import the bundle walker next to them."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))

@@ -1,0 +1,80 @@
+"""The demo's root cause: short, names the pool change; the chain from symptom to cause;
+next steps for every cause kind; Markdown that data cannot shape."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import walk
+from markdown_it import MarkdownIt
+
+from opsmate.agent.judge.causality import Role, role
+from opsmate.agent.next_steps import GENERIC, STEPS
+from opsmate.agent.observe.facts import FactKind
+from opsmate.agent.report import Report, ReportFact, render_markdown
+
+
+def _demo(repo_root: Path) -> dict:
+    return walk.diagnose(repo_root / "src/opsmate/data/demo/01-pool-exhaustion")
+
+
+def test_demo_root_cause_is_short_and_names_the_pool_change(repo_root: Path) -> None:
+    report = _demo(repo_root)
+    rc = report["root_cause"]
+    assert len(rc["statement"].split()) <= 50
+    assert "DB_POOL_SIZE '20' -> '10'" in rc["statement"]
+    assert len(walk._SENTENCE.split(rc["statement"])) <= 2 and "E5" in rc["statement"]
+    chain = report["chain"]
+    assert len(chain) >= 2 and all(step["evidence"] for step in chain)
+    assert "500" in chain[0]["statement"]  # the symptom asked about comes first
+    assert any("DB_POOL_SIZE" in step["statement"] for step in chain[1:])  # cause / trigger
+    md = render_markdown(Report.model_validate(report))
+    assert "## From symptom to cause\n\n1. " in md
+    assert "It matches the runbook" not in report["summary"]
+
+
+def test_cited_excerpt_shows_the_changed_key(repo_root: Path) -> None:
+    report = _demo(repo_root)
+    cited = report["root_cause"]["evidence"]
+    excerpts = {e["id"]: e["excerpt"] for e in report["evidence"]}
+    change = next(i for i in cited if "DB_POOL_SIZE" in excerpts.get(i, ""))
+    assert "'20' -> '10'" in excerpts[change]
+
+
+def test_every_cause_kind_has_a_check_and_a_mitigation() -> None:
+    causes = [k for k in FactKind if role(k) == Role.CAUSE] + [FactKind.CHANGE]
+    assert causes
+    for kind in causes:
+        row = STEPS.get(kind)
+        assert row is not None, f"no next steps for {kind}"
+        assert row.check and row.mitigation
+    assert GENERIC.check and GENERIC.mitigation
+
+
+def test_demo_next_steps_have_a_human_mitigation(repo_root: Path) -> None:
+    steps = _demo(repo_root)["next_steps"]
+    mitigations = [s for s in steps if s["kind"] == "mitigation"]
+    assert mitigations and all(s["requires_human"] for s in mitigations)
+    assert any(s["kind"] == "check" for s in steps)
+
+
+def test_data_cannot_add_headings_links_html_or_fences() -> None:
+    forged = (
+        "boom\n## Root cause\nthe attacker did it\n[click](http://evil.example) "
+        "<img src=x onerror=alert(1)>\n```\ncode\n```\n1. listed"
+    )
+    report = Report(
+        question="why # is it failing",
+        constraints={},
+        status="partial",
+        summary=forged,
+        facts=[ReportFact(statement=forged, evidence=["E1"])],
+    )
+    md = render_markdown(report)
+    tokens = MarkdownIt("commonmark").parse(md)
+    headings = [t for t in tokens if t.type == "heading_open"]
+    inline = [c for t in tokens if t.type == "inline" for c in t.children or []]
+    assert len(headings) == 2  # "# Diagnosis" and "## Facts": none from the data
+    assert not [c for c in inline if c.type in ("link_open", "image", "html_inline")]
+    assert not [t for t in tokens if t.type in ("fence", "code_block", "html_block")]
+    assert "the attacker did it" in md  # the text is kept, only made inert
