@@ -175,24 +175,24 @@ async def test_open_evidence_by_typing_by_key_and_by_click(tui_config: Path, unt
         assert isinstance(screen, EvidenceScreen) and screen.selected == "E1"
         head = str(app.screen.detail.head.visual)
         assert "E1" in head and "query_metrics" in head and "source" in head and "complete" in head
-        body = str(app.screen.detail.body.visual)
-        assert "order-service request rate by HTTP status code" in body
+        assert "order-service request rate by HTTP status code" in app.screen.detail.text
         # keyboard: down moves to E2 and shows it
         await pilot.press("down")
         assert screen.selected == "E2"
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, EvidenceScreen))
-        # a truncated result says so
+        # a result the report holds cut: the viewer shows all of it, and says which is which
         partial = next(e for e in app.evidence.values() if getattr(e, "complete", True) is False)
         await pilot.press(*partial.id, "enter")
         await until(pilot, lambda: isinstance(app.screen, EvidenceScreen))
-        assert "truncated" in str(app.screen.detail.head.visual)
+        head = str(app.screen.detail.head.visual)
+        assert "the report's copy was cut" in head and "all " in head
         await pilot.press("escape")
         # runbooks (ctrl+r): heading path, source, status
         await pilot.press("ctrl+r")
         await until(pilot, lambda: isinstance(app.screen, EvidenceScreen))
         head = str(app.screen.detail.head.visual)
-        r1 = next(r for r in app.report.runbooks if r.id == "R1")
+        r1 = app.evidence["R1"]
         assert "R1" in head and "section" in head and r1.source in head
         await pilot.press("escape")
         # mouse: click the E1 link in step 1 of the transcript

@@ -1,4 +1,4 @@
-"""SVG snapshots of the main screen (80x24, 120x40) and the evidence viewer.
+"""SVG snapshots of the main screen (80x24, 120x40), a first start and the evidence viewer.
 
 Each runs the same deterministic investigation: the demo bundle replayed through
 the real engine, a scripted model without delays, and a frozen formatter (tool
@@ -60,6 +60,20 @@ def test_main_screen_120x40(
 ) -> None:
     app = make_app(tui_config, fast_script)
     assert snap_compare(app, terminal_size=(120, 40), run_before=investigate(until))
+
+
+def test_first_start_80x24(snap_compare: Any, tmp_path: Path, until: Any) -> None:
+    """No bundle, no source configured: what to do, and a footer with ctrl+b that fits."""
+    cfg = tmp_path / "empty.yaml"
+    cfg.write_text("model: none\n", encoding="utf-8")
+    app = OpsmateApp(LaunchOptions(config_path=cfg), formatter=FrozenFormatter())
+
+    async def settle(pilot: Pilot[Any]) -> None:
+        app.main.question.cursor_blink = False
+        await until(pilot, lambda: app._open_error is not None and bool(app.main.header.checks))
+        await pilot.pause(0.2)
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=settle)
 
 
 def test_evidence_viewer(

@@ -37,6 +37,7 @@ class AppActions(App[None]):
     ready: bool
     investigation: Worker[None] | None
     _main: MainScreen
+    _open_error: str | None  # why nothing is open (None while a session opens or is open)
 
     @property
     def main(self) -> MainScreen:
@@ -59,15 +60,32 @@ class AppActions(App[None]):
     def investigate(self, question: str | None) -> None:
         self.bridge.ask(question)
 
+    def begin_open(self) -> None:
+        """A session starts opening: questions asked now wait for it (not refused)."""
+        self.ready = False
+        self._open_error = None
+        self.main.header.loading = True
+
     # -- actions ------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """True: enabled; None: shown dimmed; False: hidden (the footer fits 80 columns)."""
         if action == "stop":
-            return True if self.bridge.running else None
+            return self.bridge.running
         if action in ("save", "copy_report", "full_report"):
             return True if self.report is not None else None
         if action in ("new", "resume", "switch_bundle"):
-            return None if self.bridge.running else True
+            return not self.bridge.running
+        if action in ("evidence", "runbooks"):
+            kind = "E" if action == "evidence" else "R"
+            return True if any(i.startswith(kind) for i in self.evidence) else None
         return True
+
+    def action_help(self) -> None:
+        """opsmate's key help: every key and what it does."""
+        from opsmate.tui.screens.help import HelpScreen, key_rows
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(key_rows(self)))
 
     def action_stop(self) -> None:
         """Stop the running investigation at its next safe point; what was found is kept."""
@@ -86,7 +104,16 @@ class AppActions(App[None]):
         kind = ident[0]
         entries = [e for i, e in sorted(self.evidence.items(), key=_id_order) if i[0] == kind]
         title = "Evidence" if kind == "E" else "Runbooks"
-        self.push_screen(EvidenceScreen(entries, ident, title=title, full_text=self._runbook_text))
+        self.push_screen(
+            EvidenceScreen(
+                entries,
+                ident,
+                title=title,
+                full_text=self._runbook_text,
+                full_result=self.bridge.full_result,
+                document=self.bridge.runbook_document,
+            )
+        )
 
     def _open_kind(self, kind: str) -> None:
         ids = [i for i in sorted(self.evidence, key=lambda x: _id_order((x, None))) if i[0] == kind]
@@ -142,13 +169,12 @@ class AppActions(App[None]):
         from opsmate.tui.screens.report import ReportScreen
 
         if self.report is not None and not isinstance(self.screen, ReportScreen):
-            self.push_screen(ReportScreen(self.formatter.report_markdown(self.report)))
+            self.push_screen(ReportScreen(self.formatter.full_report_markdown(self.report)))
 
     def action_new(self) -> None:
         if self.bridge.running:
             return
-        self.ready = False
-        self.main.header.loading = True
+        self.begin_open()
         self.open_session(self.bridge.options)
 
     def action_resume(self) -> None:
@@ -162,8 +188,7 @@ class AppActions(App[None]):
 
     def _resume_chosen(self, session_id: str | None) -> None:
         if session_id and not self.bridge.running:
-            self.ready = False
-            self.main.header.loading = True
+            self.begin_open()
             self.resume_session(session_id)
 
     def action_switch_bundle(self) -> None:
@@ -175,8 +200,7 @@ class AppActions(App[None]):
 
     def _bundle_chosen(self, path: Path | None) -> None:
         if path is not None:
-            self.ready = False
-            self.main.header.loading = True
+            self.begin_open()
             self.open_session(replace(self.bridge.options, bundle=path, demo=False))
 
     async def action_quit(self) -> None:
@@ -185,6 +209,7 @@ class AppActions(App[None]):
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
+        yield SystemCommand("Keys", "Every key and what it does (? or F1)", self.action_help)
         yield SystemCommand("Stop", "Stop the running investigation (state kept)", self.action_stop)
         yield SystemCommand("Evidence", "Open the evidence viewer", self.action_evidence)
         yield SystemCommand("Runbooks", "Open the runbooks consulted", self.action_runbooks)

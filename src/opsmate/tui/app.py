@@ -23,7 +23,7 @@ from textual.worker import Worker
 
 from opsmate.tui import messages as m
 from opsmate.tui.actions import AppActions
-from opsmate.tui.bridge import Bridge, LaunchOptions
+from opsmate.tui.bridge import SETUP_HINT, Bridge, LaunchOptions
 from opsmate.tui.display import Formatter
 from opsmate.tui.screens.main import MainScreen
 from opsmate.tui.widgets.transcript import ReportEntry
@@ -34,10 +34,11 @@ STARTUP_PROBE_ENV = "OPSMATE_TUI_STARTUP_PROBE"
 STARTUP_PROBE_UNTIL_ENV = "OPSMATE_TUI_STARTUP_PROBE_UNTIL"
 _ID_ONLY = re.compile(r"^[ERer]\d+$")
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_.-]+$")  # session ids that may go into a markup action
-_BUDGET_ADVICE = {
-    "max_steps": "the step budget was reached; ask a follow-up, or raise budget.max_steps",
-    "token_budget": "the token budget was reached; ask a follow-up, or raise budget.max_tokens",
-    "timeout": "the time budget was reached; ask a follow-up, or raise budget.timeout_seconds",
+# which budget a turn ran out of (``stopped_by``; never a status: the status is the report's)
+_BUDGETS = {
+    "max_steps": ("step", "budget.max_steps"),
+    "token_budget": ("token", "budget.max_tokens"),
+    "timeout": ("time", "budget.timeout_seconds"),
 }
 
 
@@ -47,15 +48,20 @@ class OpsmateApp(AppActions):
     TITLE = "opsmate"
     CSS_PATH = "theme.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
+        # the footer shows what fits 80 columns (a hidden key is in the help and the palette):
+        # f1 Help, esc Stop (while running), ^b Bundle (else), ^g ^r ^s ^f, ^q Quit
+        Binding("f1", "help", "Help"),
+        Binding("question_mark", "help", "Help", show=False),
         Binding("escape", "stop", "Stop"),
+        Binding("ctrl+b", "switch_bundle", "Bundle"),
         Binding("ctrl+g", "evidence", "Evidence"),
         Binding("ctrl+r", "runbooks", "Runbooks"),
         Binding("ctrl+s", "save", "Save"),
-        Binding("ctrl+n", "new", "New"),
-        Binding("ctrl+o", "resume", "Resume"),
+        Binding("ctrl+f", "full_report", "Report"),
+        Binding("f2", "alerts", "Alerts"),
+        Binding("ctrl+n", "new", "New", show=False),
+        Binding("ctrl+o", "resume", "Resume", show=False),
         Binding("ctrl+y", "copy_report", "Copy report", show=False),
-        Binding("ctrl+f", "full_report", "Full report"),
-        Binding("ctrl+b", "switch_bundle", "Bundle", show=False),
         Binding("ctrl+t", "toggle_dark", "Theme", show=False),
         # priority: checked before any screen's bindings, so it quits from modal screens
         # (evidence and runbook viewers, dialogs) too
@@ -109,13 +115,19 @@ class OpsmateApp(AppActions):
     def _welcome(self) -> None:
         lines = [Content.from_markup("[b]opsmate[/b] — read-only investigation assistant")]
         if self._open_error and not self.ready:
-            lines.append(
+            self.main.transcript.add_welcome(
                 Content.from_markup(
-                    "[$error]Nothing is open:[/] $e\n[dim]ctrl+b opens a bundle (or the demo), "
-                    "ctrl+o resumes a saved session.[/]",
+                    "[b]opsmate[/b] — read-only investigation assistant\n\n"
+                    "[$warning]$e[/]\n\nWhat to do:\n"
+                    "  [b]open a bundle:[/b] ctrl+b  [dim](the demo bundles are listed there)[/]\n"
+                    "  [b]configure sources:[/b] `opsmate doctor`  [dim](says what the config "
+                    "needs)[/]\n  [b]resume a saved session:[/b] ctrl+o\n\n"
+                    "[dim]Every key: ? or F1.[/]",
                     e=self._open_error,
-                )
+                ),
+                wrap=True,
             )
+            return
         elif not self.ready:
             lines.append(Content.from_markup("[dim]opening $t …[/]", t=self.options.target_title()))
         elif self.default_question:
@@ -138,6 +150,12 @@ class OpsmateApp(AppActions):
                 lines.append(Content.from_markup(f"  [{link}]$when $goal[/]", when=when, goal=goal))
         self.main.transcript.add_welcome(Content("\n").join(lines))
 
+    def action_alerts(self) -> None:
+        """The firing alerts of the configured Alertmanager; Enter investigates one."""
+        from opsmate.tui.screens.alerts import open_alerts
+
+        open_alerts(self)
+
     # -- input ------------------------------------------------------------------------------
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id != "question":
@@ -154,6 +172,12 @@ class OpsmateApp(AppActions):
             return
         if not text and (self.report is not None or (self.ready and not self.default_question)):
             return
+        if not self.ready and self._open_error is not None:
+            # nothing is opening: say what to do now; the text stays in the question line
+            self.notify(
+                f"{self._open_error}\n{SETUP_HINT}", title="Nothing to ask yet", severity="warning"
+            )
+            return
         self.main.question.remember(text)
         self.main.question.value = ""
         if not self.ready:
@@ -167,6 +191,17 @@ class OpsmateApp(AppActions):
             self.action_open_evidence(event.href.removeprefix("opsmate:"))
 
     # -- engine messages ----------------------------------------------------------------------
+    def on_setup_needed(self, msg: m.SetupNeeded) -> None:
+        """No bundle and no configured source: the main screen says what to do."""
+        self.main.header.loading = False
+        self._pending = None
+        self._open_error = msg.reason
+        self._welcome()
+        self.main.state_pane.nothing_open()
+        self.refresh_bindings()
+        if os.environ.get(STARTUP_PROBE_ENV):
+            self._startup_probe("failed")
+
     def on_session_opened(self, msg: m.SessionOpened) -> None:
         self.ready = True
         self._open_error = None
@@ -176,6 +211,7 @@ class OpsmateApp(AppActions):
         self.report = None
         header = self.main.header
         header.loading = False
+        header.status = ""
         header.target = msg.title
         header.model = msg.model
         self.main.transcript.clear()
@@ -213,6 +249,9 @@ class OpsmateApp(AppActions):
             )
         if entry is not None:
             self.call_after_refresh(transcript.show_report_top, entry)
+        if self.report is not None:
+            self.main.header.status = self.report.status
+        self.main.header.status = self.report.status if self.report is not None else ""
         self.refresh_bindings()
 
     def on_health_checked(self, msg: m.HealthChecked) -> None:
@@ -243,7 +282,10 @@ class OpsmateApp(AppActions):
         if msg.turn != self.current_turn:
             return
         if msg.evidence is not None:
+            first = not any(i.startswith("E") for i in self.evidence)
             self.evidence[msg.evidence.id] = msg.evidence
+            if first:
+                self.refresh_bindings()  # ctrl+g Evidence is no longer dimmed
         self.main.transcript.step_finished(
             msg.turn,
             msg.step,
@@ -267,8 +309,11 @@ class OpsmateApp(AppActions):
     def on_state_updated(self, msg: m.StateUpdated) -> None:
         if msg.turn != self.current_turn:
             return
+        first = msg.runbooks and not any(i.startswith("R") for i in self.evidence)
         for r in msg.runbooks:
             self.evidence.setdefault(r.id, r)
+        if first:
+            self.refresh_bindings()
         self.main.state_pane.show(
             msg.state, msg.runbooks, msg.steps, msg.max_steps, msg.tokens, msg.seconds
         )
@@ -280,6 +325,7 @@ class OpsmateApp(AppActions):
         for e in [*report.evidence, *report.runbooks]:
             self.evidence[e.id] = e
         b = report.budget
+        self.main.header.status = report.status
         self.main.state_pane.show_budget(b.steps, b.max_steps, b.tokens, b.seconds)
         # a follow-up shows its answer; the whole report is one key away (ctrl+f)
         shown = (
@@ -301,18 +347,36 @@ class OpsmateApp(AppActions):
 
     def on_turn_ended(self, msg: m.TurnEnded) -> None:
         self.main.header.busy = False
+        if msg.report is not None and msg.turn == self.current_turn:
+            self.report = msg.report  # the final report: copy and save give what was saved
+            self.main.header.status = msg.report.status
         if msg.stopped_by == "cancelled":
             self.main.transcript.turn_stopped(msg.turn)
-            self.notify("Stopped. Everything found so far is kept; ask a follow-up to continue.")
-        elif msg.stopped_by in _BUDGET_ADVICE:
             self.notify(
-                f"The report is partial: {_BUDGET_ADVICE[msg.stopped_by]}.",
-                title="Budget reached",
-                severity="warning",
-                timeout=10,
+                f"Stopped; the report's status is {msg.status}. Everything found so far is "
+                "kept; ask a follow-up to continue."
             )
+        elif msg.stopped_by in _BUDGETS:
+            self._budget_notice(msg.stopped_by, msg.status)
         self.refresh_bindings()
         self.list_sessions()
+
+    def _budget_notice(self, stopped_by: str, status: str) -> None:
+        """Which budget ran out, said in the words of the report's status (one status)."""
+        what, key = _BUDGETS[stopped_by]
+        if status == "complete":
+            self.notify(
+                f"Status complete: the cause is confirmed. The {what} budget ran out before "
+                "every pending check ran; ask a follow-up to run them.",
+                title=f"The {what} budget is used up",
+            )
+            return
+        self.notify(
+            f"Status {status}: the {what} budget ran out first. Ask a follow-up, or raise {key}.",
+            title=f"The {what} budget is used up",
+            severity="warning",
+            timeout=10,
+        )
 
     def on_engine_failed(self, msg: m.EngineFailed) -> None:
         from opsmate.tui.screens.error import ErrorScreen
@@ -341,6 +405,5 @@ class OpsmateApp(AppActions):
             "demo": replace(self.bridge.options, bundle=None, demo=True),
         }.get(choice or "")
         if options is not None:
-            self._open_error = None
-            self.main.header.loading = True
+            self.begin_open()
             self.open_session(options)

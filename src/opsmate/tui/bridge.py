@@ -32,6 +32,16 @@ if TYPE_CHECKING:
 
 Post = Callable[["Message"], Any]
 
+# what the main screen and a refused question say when there is nothing to investigate
+NOTHING_OPEN = "Nothing is open: no bundle was given and no data source is configured."
+SETUP_HINT = "open a bundle: ctrl+b; configure sources: `opsmate doctor`"
+RUNBOOK_MAX_BYTES = 1_000_000  # a runbook file larger than this is not shown whole
+
+
+def sources_configured(settings: Settings) -> bool:
+    """True when some environment of ``settings`` names at least one data source."""
+    return any(env.model_dump(exclude_none=True) for env in settings.environments.values())
+
 
 @dataclass(frozen=True)
 class LaunchOptions:
@@ -107,6 +117,11 @@ class Bridge:
             from opsmate.agent.session import Session
 
             settings = self.settings()
+            if not opts.uses_bundle and not sources_configured(settings):
+                # a first start: nothing to open, and nothing wrong either
+                self.post(m.SetupNeeded(NOTHING_OPEN, SETUP_HINT))
+                self.post(m.HealthChecked(self.health(None)))
+                return False
             session = Session.open(
                 settings=settings,
                 bundle=opts.bundle,
@@ -196,7 +211,7 @@ class Bridge:
         """Model and source health, from the same checks as ``opsmate doctor``."""
         out: list[tuple[str, str, str]] = []
         try:
-            from opsmate.commands import doctor
+            from opsmate import probes as doctor  # the checks `opsmate doctor` runs
 
             settings = self.settings()
             spec = self.options.model or settings.model
@@ -208,9 +223,8 @@ class Bridge:
                 else:
                     out.append(("bundle", "ok", str(session.sources.bundle_path)))
                     has = session.sources.retriever is not None
-                    out.append(
-                        ("runbooks", "ok" if has else "warn", "searchable" if has else "none")
-                    )
+                    label = self.runbook_search_label(session) if has else "none"
+                    out.append(("runbooks", "ok" if has else "warn", label))
             else:
                 for c in doctor.source_checks(settings):
                     out.append((c.check, c.status, c.detail))
@@ -259,7 +273,8 @@ class Bridge:
             saved = str(session.save())
         except OSError as exc:
             self.post(m.EngineNotice(turn, "warning", f"the session could not be saved: {exc}"))
-        self.post(m.TurnEnded(turn, report.budget.stopped_by, report.status, saved))
+        final = report.model_copy(deep=True)  # what was saved (the engine may add to it last)
+        self.post(m.TurnEnded(turn, report.budget.stopped_by, report.status, saved, final))
 
     def cancel(self) -> bool:
         """Ask the running investigation to stop at its next safe point; True if one runs."""
@@ -269,13 +284,58 @@ class Bridge:
         session.cancel()
         return True
 
+    # -- what the viewers show ------------------------------------------------------------
+    def full_result(self, eid: str) -> dict[str, Any] | None:
+        """The whole result envelope behind evidence ``eid`` as JSON data (redacted again, no
+        terminal control); None when the session holds only the report's excerpt."""
+        session = self.session
+        result = session.store.results.get(eid) if session is not None else None
+        if session is None or result is None:
+            return None
+        data: dict[str, Any] = clean(
+            result.model_dump(mode="json"), session.sources.executor.redactor
+        )
+        return data
+
+    def runbook_document(self, rid: str) -> str | None:
+        """The Markdown file of runbook ``rid`` as written (redacted, no terminal control),
+        read from the session's runbook folders; None when it is not on disk there."""
+        session = self.session
+        ref = session.store.runbook(rid) if session is not None else None
+        if session is None or ref is None:
+            return None
+        for root in session.sources.library.roots:
+            try:
+                base = Path(root).resolve()
+                path = (base / ref.source).resolve()
+                if not path.is_relative_to(base) or not path.is_file():
+                    continue
+                if path.stat().st_size > RUNBOOK_MAX_BYTES:
+                    return None
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            cleaned: str = clean(text, session.sources.executor.redactor)
+            return cleaned
+        return None
+
+    def runbook_search_label(self, session: Session) -> str:
+        """How runbooks are searched in ``session``: BM25 only when the retriever says so."""
+        retriever = session.sources.retriever
+        notes = [
+            *(getattr(retriever, "warnings", None) or []),
+            *(getattr(getattr(retriever, "corpus", None), "warnings", None) or []),
+        ]
+        return "BM25 only" if any("bm25 only" in str(n).lower() for n in notes) else "searchable"
+
     # -- reports --------------------------------------------------------------------------
     def latest_report(self) -> Any:
         session = self.session
         return session.reports[-1] if session is not None and session.reports else None
 
     def save_report(self, target: Path) -> list[Path]:
-        """Write the latest report as ``<target>.md`` and ``<target>.json``; the two paths."""
+        """Write the latest report as ``<target>.md`` and ``<target>.json``; the two paths.
+        A name ending in ``.tar.gz`` saves the investigation as a replayable bundle instead."""
         from opsmate.agent.report import render_markdown
         from opsmate.errors import InputError
         from opsmate.textsafe import dumps_json
@@ -284,6 +344,10 @@ class Bridge:
         if report is None:
             raise InputError("there is no report yet", hint="ask a question first")
         target = target.expanduser()
+        if target.name.lower().endswith((".tar.gz", ".tgz")) and self.session is not None:
+            from opsmate.capture.save import save_session_bundle  # a replayable bundle
+
+            return [save_session_bundle(self.session, target, by="opsmate tui").path]
         stem = target.with_suffix("") if target.suffix.lower() in (".md", ".json") else target
         md, js = stem.with_name(stem.name + ".md"), stem.with_name(stem.name + ".json")
         md.parent.mkdir(parents=True, exist_ok=True)

@@ -33,6 +33,7 @@ HYPOTHESIS_ICONS: dict[str, str] = {"confirmed": "✓", "open": "?", "refuted": 
 
 _ID = re.compile(r"\b([ER]\d+)\b")
 _CODE = re.compile(r"(`[^`]*`)")
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>#|~])")
 
 
 class Formatter:
@@ -66,6 +67,21 @@ class Formatter:
 
         known = report.known_ids()
         return linkify_ids(render_markdown(report), known)
+
+    def full_report_markdown(self, report: Any) -> str:
+        """The whole report (ctrl+f): :meth:`report_markdown` with the report's ``chain`` as a
+        numbered list after the root cause, when the report has one the renderer left out."""
+        markdown = self.report_markdown(report)
+        chain = chain_markdown(report)
+        if not chain or _all_present(chain_statements(report), markdown):
+            return markdown
+        chain = linkify_ids(chain, report.known_ids())
+        marker = "\n## Root cause\n"
+        at = markdown.find(marker)
+        nxt = markdown.find("\n## ", at + len(marker)) if at >= 0 else -1
+        if nxt < 0:
+            return markdown.rstrip("\n") + "\n\n" + chain
+        return markdown[:nxt] + "\n\n" + chain.rstrip("\n") + "\n" + markdown[nxt:]
 
     def follow_up_markdown(self, report: Any) -> str:
         """A follow-up's answer alone (the whole report is one key away), ids clickable."""
@@ -131,6 +147,44 @@ def linkify_ids(markdown: str, known: set[str]) -> str:
     for part in _CODE.split(markdown):
         out.append(part if part.startswith("`") and part.endswith("`") else _ID.sub(link, part))
     return "".join(out)
+
+
+def md_escape(text: str) -> str:
+    """``text`` as one line of literal Markdown (no heading, link, HTML or code from data)."""
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+
+
+def _link_parts(link: Any) -> tuple[str, list[str]]:
+    if isinstance(link, dict):
+        return str(link.get("statement") or ""), [str(e) for e in link.get("evidence") or []]
+    statement = getattr(link, "statement", None)
+    if statement is None:
+        return str(link), []
+    return str(statement), [str(e) for e in getattr(link, "evidence", None) or []]
+
+
+def chain_statements(report: Any) -> list[str]:
+    """The statements of the report's ``chain`` (symptom to cause), [] when it has none."""
+    return [s for s, _ in map(_link_parts, getattr(report, "chain", None) or []) if s.strip()]
+
+
+def chain_markdown(report: Any) -> str:
+    """The report's ``chain`` as a numbered Markdown list ("" when there is none).
+
+    Read with getattr: reports made before the field existed have no chain.
+    """
+    links = [_link_parts(x) for x in getattr(report, "chain", None) or []]
+    lines = []
+    for i, (statement, evidence) in enumerate((x for x in links if x[0].strip()), 1):
+        ids = f" \\[{', '.join(evidence)}\\]" if evidence else ""
+        lines.append(f"{i}. {md_escape(statement)}{ids}")
+    return "## From symptom to cause\n\n" + "\n".join(lines) + "\n" if lines else ""
+
+
+def _all_present(statements: list[str], markdown: str) -> bool:
+    """True when each statement already appears in ``markdown`` (escaped or not)."""
+    flat = " ".join(markdown.replace("\\", "").split())
+    return all(" ".join(s.split())[:80] in flat for s in statements)
 
 
 def evidence_ids(text: str) -> list[str]:

@@ -28,6 +28,14 @@ class SessionOpened(Message):
 
 
 @dataclass
+class SetupNeeded(Message):
+    """Nothing can be opened yet: no bundle was given and no data source is configured."""
+
+    reason: str
+    hint: str  # what to do: open a bundle, configure sources
+
+
+@dataclass
 class SessionRestored(Message):
     """A resumed session's history: its state, evidence and reports, to redisplay."""
 
@@ -145,6 +153,7 @@ class TurnEnded(Message):
     stopped_by: str
     status: str
     saved_to: str | None = None
+    report: Any = None  # the final Report (the one saved), when the turn made one
 
 
 @dataclass

@@ -1,8 +1,10 @@
-"""The evidence / runbook viewer: a list of ids beside the full entry of the one selected.
+"""The evidence / runbook viewer: a list of ids beside the whole entry of the one selected.
 
 Opened with an id (``E3``: from a click, the command palette, or typing ``E3`` in
 the question line) or from the bindings for all evidence / all runbooks. Up/Down
-move through the list; ``c`` copies the excerpt; Esc closes.
+move through the list; PgUp/PgDn scroll the entry (the whole result, however long);
+``j`` switches evidence between rendered and raw JSON; ``c`` copies the excerpt; Esc
+closes.
 """
 
 from __future__ import annotations
@@ -26,8 +28,7 @@ def _label(entry: Any) -> Content:
         name = entry.source.rsplit("/", 1)[-1].removesuffix(".md")
         name = name if len(name) <= 16 else name[:15] + "…"
         return Content.from_markup("[b]$id[/b] $name", id=entry.id, name=name)
-    mark = "" if entry.complete else " ◐"
-    return Content.from_markup("[b]$id[/b] $tool$mark", id=entry.id, tool=entry.tool, mark=mark)
+    return Content.from_markup("[b]$id[/b] $tool", id=entry.id, tool=entry.tool)
 
 
 class EvidenceScreen(ModalScreen[None]):
@@ -35,6 +36,10 @@ class EvidenceScreen(ModalScreen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q", "close", "Close"),
+        Binding("j", "toggle_raw", "Raw JSON"),
+        # priority: the list keeps the focus (and its own up/down), the entry scrolls
+        Binding("pagedown", "scroll_detail(1)", "Scroll", priority=True),
+        Binding("pageup", "scroll_detail(-1)", "Scroll up", priority=True, show=False),
         Binding("c", "copy", "Copy excerpt"),
     ]
 
@@ -45,6 +50,8 @@ class EvidenceScreen(ModalScreen[None]):
         *,
         title: str = "Evidence",
         full_text: Callable[[str], str | None] | None = None,
+        full_result: Callable[[str], dict[str, Any] | None] | None = None,
+        document: Callable[[str], str | None] | None = None,
     ) -> None:
         super().__init__(id="evidence-screen")
         self.entries = {e.id: e for e in entries}
@@ -53,6 +60,9 @@ class EvidenceScreen(ModalScreen[None]):
         )
         self.heading = title
         self.full_text = full_text
+        self.full_result = full_result
+        self.document = document
+        self.raw = False  # evidence as raw JSON instead of rendered
         self.title_bar = Static(title, id="evidence-title", classes="dialog-title")
         self.options = OptionList(
             *[Option(_label(e), id=i) for i, e in self.entries.items()], id="evidence-list"
@@ -82,9 +92,28 @@ class EvidenceScreen(ModalScreen[None]):
     def show(self, ident: str) -> None:
         self.selected = ident
         entry = self.entries[ident]
-        detail = self.detail
-        extra = self.full_text(ident) if self.full_text and ident.startswith("R") else None
-        detail.show(entry, full_text=extra)
+        if ident.startswith("R"):
+            self.detail.show(
+                entry,
+                document=self.document(ident) if self.document else None,
+                full_text=self.full_text(ident) if self.full_text else None,
+            )
+        else:
+            envelope = self.full_result(ident) if self.full_result else None
+            self.detail.show(entry, envelope=envelope, raw=self.raw)
+
+    def action_toggle_raw(self) -> None:
+        """Evidence: switch between the rendered result and its raw JSON."""
+        if self.selected is not None and self.selected.startswith("E"):
+            self.raw = not self.raw
+            self.show(self.selected)
+
+    def action_scroll_detail(self, pages: int) -> None:
+        """Scroll the shown entry by a page (the list keeps the focus)."""
+        if pages > 0:
+            self.detail.scroll_page_down(animate=False)
+        else:
+            self.detail.scroll_page_up(animate=False)
 
     def action_copy(self) -> None:
         if self.selected is not None:

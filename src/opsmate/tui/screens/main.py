@@ -1,6 +1,7 @@
 """The main screen: header, transcript beside the task-state pane, question line, footer.
 
-At 80 columns the state pane takes its minimum width and the footer gets compact;
+At 80 columns the state pane takes its minimum width and the footer gets compact
+(without the palette key, so the keys it shows fit whole);
 on short terminals the question line loses its border (see ``theme.tcss``). The
 question line keeps the focus, so a person can type at once; Tab moves to the
 transcript and the state pane for scrolling.
@@ -49,4 +50,8 @@ class MainScreen(Screen[None]):
         yield self.footer
 
     def on_resize(self, event: events.Resize) -> None:
-        self.footer.compact = event.size.width < 100
+        # below 100 columns the footer is compact and leaves out the palette key (ctrl+p,
+        # listed in the key help), so that every key it shows fits whole
+        narrow = event.size.width < 100
+        self.footer.compact = narrow
+        self.footer.show_command_palette = not narrow

@@ -30,7 +30,8 @@ class SaveScreen(ModalScreen[Path | None]):
         with Vertical(id="save-dialog", classes="dialog"):
             yield Static("Save the report", classes="dialog-title")
             yield Static(
-                "Writes NAME.md (for people) and NAME.json (contract format) side by side."
+                "Writes NAME.md (for people) and NAME.json (contract format) side by side; "
+                "NAME.tar.gz saves the investigation as a replayable bundle."
             )
             yield self._path
             with Horizontal(classes="buttons"):

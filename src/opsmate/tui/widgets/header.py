@@ -17,6 +17,8 @@ from textual.widget import Widget
 from opsmate.tui.display import Formatter, model_label
 
 _HEALTH_STYLE = {"ok": ("✓", "green"), "warn": ("!", "yellow"), "fail": ("✗", "red")}
+# the latest report's status, as the report says it (never ``stopped_by``)
+_STATUS_STYLE = {"complete": "bold green", "partial": "bold yellow", "refused": "bold red"}
 _SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 
@@ -36,6 +38,7 @@ class HeaderBar(Widget):
     model: reactive[str] = reactive("")
     loading: reactive[bool] = reactive(False)
     busy: reactive[bool] = reactive(False)
+    status: reactive[str] = reactive("")  # the latest report's status ("" before any)
 
     def __init__(self, formatter: Formatter | None = None, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -64,10 +67,14 @@ class HeaderBar(Widget):
 
     def render(self) -> Text:
         full = self._line(compact=False)
-        return full if full.cell_len <= self.size.width else self._line(compact=True)
+        if full.cell_len <= self.size.width:
+            return full
+        compact = self._line(compact=True)
+        return compact if compact.cell_len <= self.size.width else self._line(True, tight=True)
 
-    def _line(self, compact: bool) -> Text:
-        """The header line; ``compact`` drops the badge and the labels (narrow terminals)."""
+    def _line(self, compact: bool, tight: bool = False) -> Text:
+        """The header line; ``compact`` drops the badge and the labels (narrow terminals),
+        ``tight`` the model's name too (its health icon stays)."""
         text = Text(no_wrap=True, overflow="ellipsis")
         if not compact:
             text.append(" opsmate ", style="bold reverse")
@@ -81,15 +88,19 @@ class HeaderBar(Widget):
             label = model_label(self.model) if self.model else "…"
             text.append(f"{spin} loading {label} ({secs})", style="yellow")
         else:
-            text.append(model_label(self.model) if self.model else "—", style="bold")
+            if not tight:
+                text.append(model_label(self.model) if self.model else "—", style="bold")
             model_check = next((c for c in self.checks if c[0] == "model"), None)
             if model_check is not None:
                 icon, style = _HEALTH_STYLE.get(model_check[1], ("?", "dim"))
-                text.append(f" {icon}", style=f"bold {style}")
+                text.append(icon if tight else f" {icon}", style=f"bold {style}")
         text.append(" │ ", style="dim")
         if self.busy:
             text.append(f"{_SPINNER[self._frame % len(_SPINNER)]} investigating ", style="yellow")
             text.append("│ ", style="dim")
+        elif self.status:
+            text.append(self.status, style=_STATUS_STYLE.get(self.status, "bold"))
+            text.append(" │ ", style="dim")
         checks = [c for c in self.checks if c[0] != "model"]
         if not checks:
             text.append("…" if compact else "sources …", style="dim")

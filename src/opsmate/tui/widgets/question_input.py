@@ -3,13 +3,14 @@
 Up recalls earlier questions, newest first; Down walks forward again and finally
 restores what was being typed. Submitting adds the text to the history (not
 repeating the previous entry). The history lives for the app's lifetime and is
-seeded from a resumed session's questions.
+seeded from a resumed session's questions. ``?`` on an empty line opens the key help.
 """
 
 from __future__ import annotations
 
 from typing import ClassVar
 
+from textual import events
 from textual.binding import Binding, BindingType
 from textual.widgets import Input
 
@@ -27,6 +28,14 @@ class QuestionInput(Input):
         self.history: list[str] = []
         self._pos: int | None = None  # index into history while browsing
         self._draft = ""
+
+    async def _on_key(self, event: events.Key) -> None:
+        """``?`` on an empty line opens the key help; anywhere else it is typed (Input's
+        own handler runs after this one unless the default is prevented)."""
+        if event.character == "?" and not self.value:
+            event.stop()
+            event.prevent_default()
+            await self.run_action("app.help")
 
     def remember(self, text: str) -> None:
         """Add a submitted question to the history."""

@@ -2,14 +2,42 @@
 
 A runbook entry is one document the investigation consulted, with the section that
 matched (its heading path) and the metadata that decides whether it applies
-(status, environments, service, version). Deprecated runbooks are flagged.
+(status, environments, service, version). Deprecated runbooks are flagged. The body
+is the runbook itself, rendered as Markdown (code fences as code, no raw front matter).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from textual.content import Content
+
+_FRONT_MATTER = re.compile(r"\A\ufeff?---[ \t]*\r?\n.*?\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S)
+
+
+def strip_front_matter(markdown: str) -> str:
+    """``markdown`` without its YAML front matter (the header above shows what matters)."""
+    return _FRONT_MATTER.sub("", markdown, count=1).lstrip("\n")
+
+
+def runbook_markdown(r: Any, document: str | None, sections: str | None = None) -> str:
+    """What the runbook viewer renders for ``r``: the section that matched, then the whole
+    runbook (``document``, the file as written, without front matter). Without the file,
+    ``sections`` (the text the engine kept) stands in and the viewer says so."""
+    path = " › ".join(r.heading_path) if r.heading_path else "(whole document)"
+    excerpt = (r.excerpt or "").strip()
+    parts = [f"**Matched:** {path}", "", excerpt or "*(no excerpt)*", "", "---", ""]
+    if document and document.strip():
+        parts += [f"**The whole runbook** · `{r.source}`", "", strip_front_matter(document)]
+    elif sections and sections.strip() and sections.strip() != excerpt:
+        parts += [
+            f"**The runbook's text** · `{r.source}` *(the file is not on this machine: "
+            "the sections the engine read)*",
+            "",
+            sections.strip(),
+        ]
+    return "\n".join(parts) + "\n"
 
 
 def runbook_content(r: Any) -> Content:

@@ -90,6 +90,13 @@ class StatePane(VerticalScroll):
             self._set(ident, "")
         self._show_constraints(None)
 
+    def nothing_open(self) -> None:
+        """Nothing is open to investigate: the goal line says so (not "ask a question")."""
+        self._set(
+            "state-goal",
+            Content.from_markup("[dim]Goal: none — nothing is open (ctrl+b opens a bundle).[/]"),
+        )
+
     def show(
         self,
         state: Any,

@@ -199,6 +199,7 @@ class Transcript(VerticalScroll):
     Transcript > .notice.error { color: $text-error; }
     Transcript > .report { margin: 1 0 0 0; padding: 0 1; border-left: thick $accent; }
     Transcript > .welcome { padding: 0 0 1 0; text-wrap: nowrap; text-overflow: ellipsis; }
+    Transcript > .welcome.-wrap { text-wrap: wrap; }
     """
 
     def __init__(self, formatter: Formatter | None = None, *, id: str | None = None) -> None:
@@ -218,9 +219,12 @@ class Transcript(VerticalScroll):
         self.reports.clear()
         self.remove_children()
 
-    def add_welcome(self, content: Content) -> None:
+    def add_welcome(self, content: Content, *, wrap: bool = False) -> None:
+        """Show ``content`` first (replacing the previous welcome); ``wrap``: long lines wrap
+        (what to do when nothing is open), else they end in … (saved-session lines)."""
         self.query(".welcome").remove()
-        self.mount(Static(content, classes="welcome"), before=0 if self.children else None)
+        classes = "welcome -wrap" if wrap else "welcome"
+        self.mount(Static(content, classes=classes), before=0 if self.children else None)
 
     def add_question(self, question: str, follow_up: bool) -> None:
         self.anchor()
