@@ -163,7 +163,7 @@ def analyse(
         hops = [f for f in walk.chain_facts(path) if f is not root.lead and f not in root.chain]
         root.chain = hops + root.chain
         state.walk = [e.to_json() for e in path.path]
-    hyps = _hypotheses(cands, root, mine, onset)
+    hyps = _hypotheses(cands, root, mine, onset, facts)
     if root is None:
         return Analysis(hyps, None, None, [], 0.0, _missing(state, cands, mine), onset, cands)
     label = subject.label() if not subject.empty() else None
@@ -230,9 +230,18 @@ def _supported(c: Candidate, onset: datetime | None = None) -> bool:
     return len(own) >= 2
 
 
+# the states that show a component's own failure, the most telling first
+_SHOWS = [K.OOM_KILLED, K.CRASH_LOOP, K.CONTAINER_EXIT, K.EVICTED, K.POD_PENDING, K.NOT_READY]
+
+
 def _hypotheses(
-    cands: list[Candidate], root: Candidate | None, mine: list[Fact], onset: datetime | None
+    cands: list[Candidate],
+    root: Candidate | None,
+    mine: list[Fact],
+    onset: datetime | None,
+    facts: list[Fact] | None = None,
 ) -> list[Hypothesis]:
+    facts = facts or []
     out: list[Hypothesis] = []
     confirmed = 0
     cutoff = onset - timedelta(minutes=15) if onset else None
@@ -283,6 +292,32 @@ def _hypotheses(
                 why=why,
             )
         )
+    if root is not None:
+        # what else shows the root cause on the same object (its crash loop, its OOM kills):
+        # confirmed findings of their own, listed with it rather than only among the facts
+        said = {h.statement for h in out}
+        same = [
+            f
+            for f in facts
+            if f is not root.lead
+            and f.severity == "error"
+            and f.kind in _SHOWS
+            and same_thread(f, root.lead)
+        ]
+        same.sort(key=lambda f: _SHOWS.index(f.kind))
+        for f in [*root.support[:2], *same[:3]]:
+            if f.statement in said or f is root.lead:
+                continue
+            said.add(f.statement)
+            out.append(
+                Hypothesis(
+                    key=f"support:{f.key}",
+                    statement=f.statement,
+                    status="confirmed",
+                    evidence=list(f.evidence),
+                    why="shows the root cause on the same object",
+                )
+            )
     if root is None and not cands:
         for s in mine[:2]:
             out.append(
