@@ -97,13 +97,22 @@ def example_text(pl: ParsedLine) -> str:
     if len(text) > EXAMPLE_CHARS:
         deep = deepest_cause(text)
         if deep and deep not in text[:EXAMPLE_CHARS]:
-            # a wrapped exception says what went wrong last: keep its innermost cause
-            head = text[: EXAMPLE_CHARS - len(deep[:170]) - 5].rstrip()
-            return f"{head} … {deep[:170]}"
+            # a wrapped exception says what went wrong last: keep its innermost cause, and
+            # the address the call went to when only the cut middle names it
+            deep = deep[:170]
+            where = _ADDRESS.search(text)
+            addr = where.group(0)[:80] if where else ""
+            head = text[: EXAMPLE_CHARS - len(deep) - len(addr) - 8].rstrip()
+            if addr and addr not in head and addr not in deep:
+                return f"{head} … {addr} … {deep}"
+            return f"{head} … {deep}"
     return text if len(text) <= EXAMPLE_CHARS else text[: EXAMPLE_CHARS - 1] + "…"
 
 
 _NESTED = re.compile(r"(?:nested exception is|Caused by:)\s*", re.I)
+_ADDRESS = re.compile(
+    r"\b[a-z][a-z0-9+.-]*://[^\s\"'<>]+|\b[a-z][a-z0-9-]*(?:\.[a-z0-9-]+)*:\d{2,5}\b", re.I
+)
 
 
 def deepest_cause(text: str) -> str | None:

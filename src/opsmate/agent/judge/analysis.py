@@ -300,7 +300,7 @@ def _hypotheses(
             f
             for f in facts
             if f is not root.lead
-            and f.severity == "error"
+            and (f.severity == "error" or f.kind in (K.CRASH_LOOP, K.OOM_KILLED))
             and f.kind in _SHOWS
             and same_thread(f, root.lead)
         ]
