@@ -103,6 +103,10 @@ def change_phrase(change: Fact, limit: int | None = None) -> str:
             if shown and limit is not None and words(f"{head}: " + "; ".join([*shown, t])) > limit:
                 break
             shown.append(t)
+        images = [t for t in edits if " image " in f" {_CONTAINER.sub('', t)} " and t not in shown]
+        if images and all(" image " not in f" {_CONTAINER.sub('', t)} " for t in shown):
+            tag = _CONTAINER.sub("", images[0]).rsplit("->", 1)[-1].strip().strip("'")
+            shown.append(f"image -> {tag.rsplit('/', 1)[-1]}")  # the new build, in short
         return f"{head}: " + "; ".join(shown)
     text = clip(change.quote or change.statement, 220)
     return text if limit is None else clip_words(text, limit)
@@ -179,7 +183,13 @@ def _then_clause(c: Candidate, symptom: Fact | None, lead: Fact) -> tuple[str, F
     """The first verbatim error that followed the cause or corroborates it (a log line
     the cause does not already quote), as a short clause: ``"pool exhausted" (E4)``."""
     seen = " ".join(x.lower() for x in (lead.statement, symptom.quote if symptom else "") if x)
-    for f in sorted([*c.followers, *c.support], key=lambda f: f.severity != "error"):
+    errors = [f for f in c.chain if f.kind in (K.LOG_ERROR, K.DEPENDENCY_FAILURE, K.SATURATION)]
+    errors.sort(key=lambda f: not f.focus)  # the subject's own error first
+    errors += [f for f in c.impact if f.severity == "error"][:1]  # its consumers' error
+    for f in [
+        *errors[:1],
+        *sorted([*c.followers, *c.support], key=lambda f: f.severity != "error"),
+    ]:
         quote = (f.quote or "").strip()
         if f is symptom or f.kind == K.CHANGE or not quote or quote.lower() in seen:
             continue
@@ -188,6 +198,9 @@ def _then_clause(c: Candidate, symptom: Fact | None, lead: Fact) -> tuple[str, F
         m = _EXCEPTION.search(quote)
         if m is not None and m.start() > 0:
             quote = quote[m.start() :]  # from the error's own name, verbatim
+        elif words(quote) > THEN_WORDS and ": " in quote:
+            # "doing X: calling Y: context deadline exceeded": the innermost error is last
+            quote = ": ".join(quote.split(": ")[-2:])
         return f'"{clip_words(quote, THEN_WORDS)}" {cite(f)}'.rstrip(), f
     return None
 

@@ -113,6 +113,9 @@ def _group_fact(
     )  # fmt: skip
     # a generic message ("request error") with the failure in an error field: quote both
     said = quote if not err or err[:60] in quote else f"{quote}: {err[:300]}"
+    status = str(g.fields.get("status") or "")
+    if status.isdigit() and int(status) >= 400 and status not in said:
+        said = f"{said} (HTTP {status})"  # the status code is what people grep for
     statement = signal_statement(kind, who, sig, said, count)
     if g.inferred:
         statement += " (an unleveled line; read as an error from its content)" if error_like else ""
