@@ -14,6 +14,7 @@ from opsmate.agent.plan.planner import Planner
 from opsmate.agent.report import (
     BudgetInfo,
     ChainStep,
+    Dependency,
     Report,
     ReportConflict,
     ReportConstraints,
@@ -186,6 +187,7 @@ def assemble_report(
         tool_calls=calls,
         notes=[clean(n, 300) for n in dict.fromkeys(notes)],
         chain=chain,
+        dependencies=_dependencies(state, {e.id for e in store.evidence}),
     )
     say_once(report)
     cited = report.cited_ids()
@@ -264,7 +266,8 @@ def _unsaid(text: str, seen: set[str]) -> str:
 def say_once(report: Report) -> None:
     """No sentence twice: in reading order (summary, root cause, hypotheses, chain, facts,
     next steps, conflicts, not checked) a sentence said before is left out where it
-    repeats; an item left with nothing new is dropped (a chain left with one step too)."""
+    repeats; an item left with nothing new is dropped (a chain left with one step too).
+    The chain is the exception: it is the path whole, so it is checked only against itself."""
     seen: set[str] = set()
     report.summary = _unsaid(report.summary, seen) or report.summary
     if report.root_cause is not None:
@@ -275,11 +278,15 @@ def say_once(report: Report) -> None:
         if h.statement:
             hyps.append(h)
     report.hypotheses = hyps
+    # the chain is the path itself, link by link: its steps may restate the cause the root
+    # statement names (a path without its end is no path); only repeats within it go
+    own: set[str] = set()
     steps = []
     for st in report.chain:
-        st.statement = _unsaid(st.statement, seen)
+        st.statement = _unsaid(st.statement, own)
         if st.statement:
             steps.append(st)
+    seen |= own
     report.chain = steps if len(steps) > 1 else []
     for name in ("facts", "conflicts"):
         kept = []
@@ -366,3 +373,17 @@ def _summary(
 
 
 __all__ = ["DOWN_CODES", "assemble_report", "down_sentence"]
+
+
+def _dependencies(state: TaskState, known: set[str]) -> list[Dependency]:
+    """The dependency graph's edges between workloads (the ones a reader follows), with the
+    evidence ids the report holds."""
+    out: list[Dependency] = []
+    for d in state.dependencies[:40]:
+        src, dst = str(d.get("from") or ""), str(d.get("to") or "")
+        if not src or not dst or dst.startswith("ServiceAccount/"):
+            continue
+        ev = [e for e in d.get("evidence") or [] if e in known]
+        via = str(d.get("via") or "")[:120]
+        out.append(Dependency.model_validate({"from": src, "to": dst, "via": via, "evidence": ev}))
+    return out

@@ -58,6 +58,17 @@ class ChainStep(BaseModel):
     evidence: list[str]
 
 
+class Dependency(BaseModel):
+    """One edge of the dependency graph: ``from`` depends on ``to``, as ``via`` shows."""
+
+    from_: str = Field(alias="from")
+    to: str
+    via: str
+    evidence: list[str] = Field(default_factory=list)
+
+    model_config = {"populate_by_name": True}
+
+
 class ReportNextStep(BaseModel):
     action: str
     kind: Literal["check", "mitigation"]
@@ -121,6 +132,7 @@ class Report(BaseModel):
     follow_up: FollowUp | None = None  # extension: the answer to a follow-up question
     chain: list[ChainStep] = Field(default_factory=list)  # extension: symptom -> root cause
     index: str | None = None  # extension: the runbooks searched (bundle, built-in, an index)
+    dependencies: list[Dependency] = Field(default_factory=list)  # extension: what depends on what
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(by_alias=True, mode="json")

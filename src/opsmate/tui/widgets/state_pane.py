@@ -50,7 +50,8 @@ class StatePane(VerticalScroll):
             name: Static("", id=name)
             for name in (
                 "state-title", "state-goal", "state-constraints", "state-hypotheses",
-                "state-facts", "state-runbooks", "state-pending", "state-budget",
+                "state-facts", "state-depends", "state-runbooks", "state-pending",
+                "state-budget",
             )
         }  # fmt: skip
         self.sections["state-title"].update("Task state")
@@ -83,6 +84,7 @@ class StatePane(VerticalScroll):
         for ident in (
             "state-hypotheses",
             "state-facts",
+            "state-depends",
             "state-runbooks",
             "state-pending",
             "state-budget",
@@ -115,6 +117,7 @@ class StatePane(VerticalScroll):
         self._show_constraints(state)
         self._show_hypotheses(state.hypotheses)
         self._show_facts(state.facts)
+        self._show_depends(getattr(state, "dependencies", []) or [], getattr(state, "walk", []))
         self._show_runbooks(runbooks)
         self._show_pending(state.pending)
         self.show_budget(steps, max_steps, tokens, seconds)
@@ -192,6 +195,29 @@ class StatePane(VerticalScroll):
         if len(order) > 10:
             lines.append(Content.from_markup("[dim]+$n more[/]", n=str(len(order) - 10)))
         self._set("state-facts", Content("\n").join(lines))
+
+    def _show_depends(self, edges: list[dict[str, Any]], walk: list[dict[str, Any]]) -> None:
+        """What depends on what, as the data shows it; the walked path first."""
+        edges = [e for e in edges if not str(e.get("to", "")).startswith("ServiceAccount/")]
+        if not edges:
+            self._set("state-depends", "")
+            return
+        on_path = {(w.get("from"), w.get("to")) for w in walk}
+        edges = sorted(edges, key=lambda e: (e.get("from"), e.get("to")) not in on_path)
+        lines = [Content.from_markup("[b]Depends on[/b] ($n)", n=str(len(edges)))]
+        for e in edges[:8]:
+            mark = "[$error]→[/]" if (e.get("from"), e.get("to")) in on_path else "→"
+            lines.append(
+                Content.from_markup(
+                    f"$src {mark} $dst [dim]$via[/]",
+                    src=str(e.get("from")),
+                    dst=str(e.get("to")),
+                    via=_cut(str(e.get("via") or ""), 40),
+                )
+            )
+        if len(edges) > 8:
+            lines.append(Content.from_markup("[dim]+$n more[/]", n=str(len(edges) - 8)))
+        self._set("state-depends", Content("\n").join(lines))
 
     def _show_runbooks(self, runbooks: list[Any]) -> None:
         if not runbooks:
