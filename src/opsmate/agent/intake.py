@@ -341,8 +341,9 @@ def _word_iter(low: str, word: str) -> Iterable[int]:
 
 
 _HEALTHY = re.compile(
-    r"([a-z0-9][a-z0-9-]*[a-z0-9])\s+(?:is|are|looks?|seems?|appears?)\s+(?:to be\s+)?"
-    r"(?:healthy|fine|ok|okay|up|working|normal|green|not the problem)\b",
+    r"([a-z0-9][a-z0-9-]*[a-z0-9])(?:\s+(?:page|service|pod|itself|api))*\s+(?:(?:is|are|looks?|"
+    r"seems?|appears?)\s+(?:to be\s+)?(?:healthy|fine|ok|okay|up|working|normal|green"
+    r"|not the problem)|works(?: fine)?|itself works)\b",
     re.I,
 )
 
@@ -353,9 +354,12 @@ def said_healthy(question: str) -> set[str]:
     out = set()
     for m in _HEALTHY.finditer(question):
         name = m.group(1).lower()
-        if ("-" in name or len(name) >= 5) and name not in _PRONOUNS:
+        if ("-" in name or len(name) >= 4) and name not in _PRONOUNS:
             out.add(name)
     return out
 
 
-_PRONOUNS = {"everything", "everyone", "nothing", "which", "there", "cluster", "service"}
+_PRONOUNS = {
+    "everything", "everyone", "nothing", "which", "there", "cluster", "service", "this",
+    "that", "what", "else", "rest", "site", "page", "still", "browsing", "mostly",
+}  # fmt: skip

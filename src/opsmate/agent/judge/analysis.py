@@ -95,7 +95,7 @@ def analyse(
             src = dg.component(n) or n.lower()
             if not dg.path(src, sus):
                 dg.add(src, sus, "inferred: down before the subject's errors began")
-    if subject.empty() and not services:
+    if not reach:  # nothing the subject depends on is known: what the timing shows
         for caller, down in links.inferred_edges(facts, dg):
             dg.add(caller, down, "inferred: down before the caller's errors began")
     state.dependencies = dg.to_json()

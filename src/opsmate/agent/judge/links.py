@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import UTC, datetime
 
 from opsmate.agent.observe.depgraph import DependencyGraph, fact_component
 from opsmate.agent.observe.facts import Fact
@@ -221,23 +221,29 @@ def inferred_edges(facts: list[Fact], dg: DependencyGraph) -> list[tuple[str, st
     Nothing when many components are down or a caller has a failure of its own."""
     by: dict[str, list[Fact]] = {}
     for f in facts:
-        if f.severity != "error" or f.time is None:
+        shifted = f.kind.value in ("error_rate", "latency") and bool(f.detail.get("query"))
+        state = f.reason in ROUTING  # a condition that holds now, with no start time
+        if (f.severity != "error" and not shifted) or (f.time is None and not state):
             continue
         comp = fact_component(dg, f)
         if comp is not None:
             by.setdefault(comp, []).append(f)
     down_at: dict[str, datetime] = {}
     for comp, fs in by.items():
-        downs = [f for f in fs if f.kind.value in _DOWN or f.reason == "ScaledToZero"]
+        downs = [f for f in fs if f.kind.value in _DOWN or f.reason in ROUTING]
         if downs:
-            down_at[comp] = min(f.time for f in downs if f.time is not None)
+            times = [f.time for f in downs if f.time is not None]
+            down_at[comp] = min(times) if times else datetime.min.replace(tzinfo=UTC)
     if not 0 < len(down_at) <= 2:
         return []
     out: list[tuple[str, str]] = []
     for comp, fs in by.items():
         if comp in down_at or any(f.kind.value not in _CALLER_SIDE for f in fs):
             continue
-        start = min(f.time for f in fs if f.time is not None)
+        starts = [f.time for f in fs if f.time is not None]
+        if not starts:
+            continue
+        start = min(starts)
         reach = dg.reachable(comp)
         for d, t in down_at.items():
             if d not in reach and (t - start).total_seconds() <= 120:
@@ -284,11 +290,12 @@ def unreachable_targets(facts: list[Fact], dg: DependencyGraph) -> set[str]:
         text = f"{f.reason or ''} {f.quote or ''} {f.message or ''}"
         if not _UNREACHABLE.search(text):
             continue
-        named = {c for n in named_in(f) if (c := dg.component(n)) is not None}
+        named = {c for n in named_in(f) if (c := dg.resolve(n)) is not None}
         src = fact_component(dg, f)
         named.discard(src or "")
         if named:
             out |= named
         elif src is not None:
             out |= set(dg.reachable(src, max_depth=3))
+    out |= {e.dst for e in dg.edges if e.via.startswith("inferred")}  # callers failing on it
     return out

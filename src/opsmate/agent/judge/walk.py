@@ -90,20 +90,13 @@ def walk(
     out = Walk(abnormal=ab)
     if not ab or not dg.edges:
         return out
-    origins = [s for s in starts if s in ab] or (
-        sorted(starts) if starts else [c for c in ab if not _has_abnormal_caller(c, ab, dg)]
-    )
-    sinks: dict[str, tuple[str, int]] = {}
-    for o in origins:
-        reach = dg.reachable(o)
-        below = [c for c in reach if c in ab]
-        if not below:
-            continue
-        for c in below:
-            if not any(d in ab for d in dg.reachable(c) if d != o):
-                prev = sinks.get(c)
-                if prev is None or reach[c] < prev[1]:
-                    sinks[c] = (o, reach[c])
+    tops = [c for c in ab if not _has_abnormal_caller(c, ab, dg)]
+    origins = [s for s in starts if s in ab] or sorted(starts) or tops
+    sinks = _sinks(origins, ab, dg)
+    if not sinks and origins != tops:
+        sinks = _sinks(tops, ab, dg)  # the subject reaches nothing abnormal: what fails does
+    if len(sinks) > 1:
+        sinks = _moved_at_onset(sinks, facts, dg, onset) or sinks
     if len(sinks) != 1:
         if len(sinks) > 1:
             first = _earliest(sinks, ab)
@@ -116,6 +109,43 @@ def walk(
     out.root, out.start = root, origin
     out.path = dg.path(origin, root)
     return out
+
+
+def _sinks(
+    origins: list[str], ab: dict[str, list[Fact]], dg: DependencyGraph
+) -> dict[str, tuple[str, int]]:
+    """Abnormal components reached from ``origins`` that depend on nothing abnormal."""
+    sinks: dict[str, tuple[str, int]] = {}
+    for o in origins:
+        reach = dg.reachable(o)
+        below = [c for c in reach if c in ab]
+        if not below:
+            continue
+        for c in below:
+            if not any(d in ab for d in dg.reachable(c) if d != o):
+                prev = sinks.get(c)
+                if prev is None or reach[c] < prev[1]:
+                    sinks[c] = (o, reach[c])
+    return sinks
+
+
+def _moved_at_onset(
+    sinks: dict[str, tuple[str, int]],
+    facts: list[Fact],
+    dg: DependencyGraph,
+    onset: datetime | None,
+) -> dict[str, tuple[str, int]]:
+    """Among several sinks, those whose own series or state changed at the onset (traffic
+    that fell to nothing, restarts): a standing misconfiguration nobody calls is not it."""
+    if onset is None:
+        return {}
+    lo, hi = onset - timedelta(minutes=15), onset + timedelta(minutes=30)
+    moved = {
+        c
+        for f in facts
+        if f.time is not None and lo <= f.time <= hi and (c := fact_component(dg, f)) in sinks
+    }
+    return {c: v for c, v in sinks.items() if c in moved}
 
 
 def _has_abnormal_caller(c: str, ab: dict[str, list[Fact]], dg: DependencyGraph) -> bool:

@@ -63,6 +63,10 @@ _CALLEE_LABELS = (
     "grpc_service",
 )
 _LOCAL = {"localhost", "127.0.0.1", "0.0.0.0", "::1"}
+# "read.lua:64", "main.go:37": a source line in a log prefix, not a host
+_SOURCE_FILE = re.compile(
+    r"\.(?:lua|go|py|java|js|ts|rb|c|cc|cpp|h|rs|php|kt|scala|cs|ex|exs|erl|pl|sh)$", re.I
+)
 
 
 @dataclass(frozen=True)
@@ -108,6 +112,17 @@ class DependencyGraph:
             if base != low and base in self.aliases:
                 return self.aliases[base]
         return None
+
+    def resolve(self, host: str) -> str | None:
+        """The component an address names (``scheme://user@host:port/path``, ``ipv4:IP:port``,
+        a Service's DNS forms), or None."""
+        h = host.lower().strip().split("://", 1)[-1].split("/", 1)[0].rsplit("@", 1)[-1]
+        h = h.removeprefix("ipv4:").removeprefix("dns:///").strip("[]")
+        m = _IPPORT.fullmatch(h)
+        h = m.group(1) if m else re.sub(r":\d+$", "", h)
+        return self.component(h) or (
+            self.aliases.get(h.split(".")[0]) if "." in h and _svc_like(h) else None
+        )
 
     def depends_on(self, src: str) -> list[DepEdge]:
         return [e for e in self.edges if e.src == src]
@@ -191,7 +206,7 @@ def hosts_in(text: str) -> list[tuple[str, str | None]]:
     for m in _IPPORT.finditer(text):
         if not any(m.group(1) == h for h, _ in out):
             out.append((m.group(1), m.group(2)))
-    return [(h, p) for h, p in out if h not in _LOCAL]
+    return [(h, p) for h, p in out if h not in _LOCAL and not _SOURCE_FILE.search(h)]
 
 
 def build(graph: ObjectGraph, facts: Iterable[Fact] = ()) -> DependencyGraph:
