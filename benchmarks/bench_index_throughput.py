@@ -11,13 +11,16 @@ Chinese translated) for chunks of synthetic runbook variants grown from
 4. the same with the per-channel int8 model (:mod:`opsmate.knowledge.quantize`; needs
    the ``onnx`` package to write it);
 5. a full ``KnowledgeIndex.update`` with an empty embedding cache (parse, tokenize,
-   embed, build BM25 / BM25F, publish), float32 and int8.
+   embed, build BM25 / BM25F, publish), float32 and int8, side by side with chromadb's
+   function over exactly the texts that pipeline embeds (the goal: the float32 pipeline
+   at least 4x chromadb's function), and with the code of an earlier commit
+   (``--before REF``, default :data:`before.BEFORE_REF`; ``before.py``).
 
 Each row prints wall-clock chunks/s, CPU ms per chunk, and ``2 cores`` = 2000 / CPU ms:
 the rate on two otherwise idle cores. On a shared machine the wall rate is what other
 processes leave; the CPU figure is what the work costs.
 
-    .venv/bin/python benchmarks/bench_index_throughput.py [--chunks 600] [--quick]
+    .venv/bin/python benchmarks/bench_index_throughput.py [--chunks 600] [--quick] [--variants 2]
 
 Writes ``benchmarks/results/index_throughput.json``.
 """
@@ -38,9 +41,26 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from before import BEFORE_REF, WORKER_FLAG, run_worker, source_tree
 from synthetic import base_runbooks, variant, vocabulary, write_corpus
 
 RESULTS = Path(__file__).resolve().parent / "results"
+SCRIPT = Path(__file__).resolve()
+CHROMA_SAME = "chromadb ONNXMiniLM_L6_V2, the pipeline's texts"
+PIPELINE = "opsmate index float32 (full pipeline)"
+BEFORE_ROW = "opsmate index float32, before"
+
+
+def corpus_embed_texts(root: Path) -> list[str]:
+    """Exactly what indexing ``root`` embeds: every chunk's ``embed_text``, file order."""
+    from opsmate.knowledge.markdown import load_runbook
+    from opsmate.knowledge.store import embed_text
+
+    return [
+        embed_text(c.heading_path, c.text)
+        for p in sorted(root.rglob("*.md"))
+        for c in load_runbook(p, root).chunks
+    ]
 
 
 def chunk_embed_texts(n: int) -> list[str]:
@@ -97,17 +117,17 @@ def plain_loop(folder: Path, texts: list[str], batch: int = 32) -> np.ndarray:
     return np.concatenate(out)
 
 
-def index_run(root: Path, work: Path, model_path: str | None) -> dict[str, Any]:
+def index_run(root: Path, work: Path, model_path: str | None, tag: str = "") -> dict[str, Any]:
     from opsmate.config import EmbeddingConfig
     from opsmate.knowledge.index import KnowledgeIndex
     from opsmate.knowledge.sources import discover
 
-    os.environ["OPSMATE_CACHE_DIR"] = str(work / f"cache-{model_path is not None}")
+    os.environ["OPSMATE_CACHE_DIR"] = str(work / f"cache-{model_path is not None}{tag}")
     files, _ = discover([root])
     holder: dict[str, Any] = {}
 
     def run() -> None:
-        holder["s"] = KnowledgeIndex(work / f"idx-{model_path is not None}").update(
+        holder["s"] = KnowledgeIndex(work / f"idx-{model_path is not None}{tag}").update(
             files, embedding=EmbeddingConfig(model_path=model_path)
         )
 
@@ -125,9 +145,15 @@ def index_run(root: Path, work: Path, model_path: str | None) -> dict[str, Any]:
 
 
 def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == WORKER_FLAG:  # the before column's process
+        a = json.loads(sys.argv[3])
+        print(json.dumps(index_run(Path(a["root"]), Path(a["work"]), None, a["tag"])))
+        return 0
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--chunks", type=int, default=600)
     ap.add_argument("--quick", action="store_true", help="256 chunks, no full index runs")
+    ap.add_argument("--variants", type=int, default=2, help="runbook variants indexed in full")
+    ap.add_argument("--before", default=BEFORE_REF, help="commit for the before column, or none")
     args = ap.parse_args()
     n = 256 if args.quick else args.chunks
     from opsmate.knowledge.embeddings import OnnxEmbedder, chroma_onnx_dir
@@ -173,8 +199,18 @@ def main() -> int:
             results["int8_cosine_to_float32_min"] = round(float((v32 * v8).sum(1).min()), 4)
         if not args.quick:
             root = work / "rb"
-            write_corpus(root, 4)
-            rows["opsmate index float32 (full pipeline)"] = index_run(root, work, None)
+            write_corpus(root, args.variants)
+            same = corpus_embed_texts(root)
+            results["pipeline_texts"] = len(same)
+            chroma(same[:2])
+            rows[CHROMA_SAME] = _timed(lambda: chroma(same), len(same))
+            rows[PIPELINE] = index_run(root, work, None)
+            src = source_tree(args.before)
+            if src is not None:
+                results["before_ref"] = args.before
+                rows[f"{BEFORE_ROW} ({args.before})"] = run_worker(
+                    SCRIPT, src, "index", {"root": str(root), "work": str(work), "tag": "-b"}
+                )
             if int8_dir is not None:
                 rows["opsmate index int8 (full pipeline)"] = index_run(root, work, str(int8_dir))
     results["loadavg_end"] = os.getloadavg()
@@ -182,10 +218,25 @@ def main() -> int:
     (RESULTS / "index_throughput.json").write_text(json.dumps(results, indent=1))
     print(f"{n} chunk texts, {results['word_pieces_mean']} word pieces on average "
           f"(p90 {results['word_pieces_p90']:.0f}); load {results['loadavg_start']}")  # fmt: skip
-    print(f"{'':44}{'chunks/s':>10}{'CPU ms/chunk':>14}{'2 idle cores':>14}")
+    print(f"{'':52}{'chunks/s':>10}{'CPU ms/chunk':>14}{'2 idle cores':>14}")
     for label, r in rows.items():
-        print(f"{label:<44}{r['chunks_per_s']:>10.1f}{r['cpu_ms_per_chunk']:>14.1f}"
+        print(f"{label:<52}{r['chunks_per_s']:>10.1f}{r['cpu_ms_per_chunk']:>14.1f}"
               f"{r['two_idle_cores_chunks_per_s']:>14.1f}")  # fmt: skip
+    if PIPELINE in rows and CHROMA_SAME in rows:
+        p, c = rows[PIPELINE], rows[CHROMA_SAME]
+        print(
+            f"full pipeline vs chromadb's function on the same {results['pipeline_texts']} "
+            f"texts: {p['chunks_per_s'] / c['chunks_per_s']:.2f}x chunks/s, "
+            f"{c['cpu_ms_per_chunk'] / p['cpu_ms_per_chunk']:.2f}x less CPU per chunk "
+            "(goal >= 4x)"
+        )
+        b = next((v for k, v in rows.items() if k.startswith(BEFORE_ROW)), None)
+        if b:
+            print(
+                f"before ({results['before_ref']}): {b['chunks_per_s'] / c['chunks_per_s']:.2f}x "
+                f"chunks/s, {c['cpu_ms_per_chunk'] / b['cpu_ms_per_chunk']:.2f}x less CPU; "
+                f"after / before: {p['chunks_per_s'] / b['chunks_per_s']:.2f}x chunks/s"
+            )
     if "int8_cosine_to_float32_min" in results:
         print(
             f"int8 vs float32: lowest cosine over 64 chunks {results['int8_cosine_to_float32_min']}"

@@ -13,7 +13,13 @@ Measures, on this machine:
    change search latency); the query embeddings are real;
 4. the in-memory bundle retriever (``retriever_for_dir``) on the demo bundle.
 
-    .venv/bin/python benchmarks/bench_retrieval.py [--skip-1k] [--skip-10k]
+Query latency (numpy backend) and the re-index costs are measured side by side with the
+code of an earlier commit (``--before REF``, default :data:`before.BEFORE_REF`; see
+``before.py``): the same index, the same edits, each index folder and embedding cache
+copied so both start equal; ``--rounds`` alternating rounds, the best round of each
+printed with the ratio (before / after).
+
+    .venv/bin/python benchmarks/bench_retrieval.py [--skip-1k] [--skip-10k] [--before REF]
 
 Writes ``benchmarks/results/retrieval.json`` and prints a table. Needs the MiniLM ONNX
 files in ``~/.cache/chroma/onnx_models/all-MiniLM-L6-v2/onnx/``.
@@ -25,6 +31,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -36,11 +43,14 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from before import BEFORE_REF, WORKER_FLAG, env_for, ratio, run_worker, source_tree
 from synthetic import REPO, golden_queries, write_corpus
 
 RESULTS = Path(__file__).resolve().parent / "results"
 OPSMATE = Path(sys.executable).parent / "opsmate"
+SCRIPT = Path(__file__).resolve()
 CHUNKS_PER_VARIANT = 180  # about: the 25 base runbooks give ~180 chunks
+MODES = ("hybrid", "bm25", "vector")
 
 
 def _children_cpu() -> float:
@@ -48,12 +58,15 @@ def _children_cpu() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
-def _cli(args: list[str], env: dict[str, str]) -> tuple[float, dict[str, Any]]:
-    """Run the console script; returns (wall seconds, stdout JSON + ``_cpu_s``)."""
+def _cli(
+    args: list[str], env: dict[str, str], src: Path | None = None
+) -> tuple[float, dict[str, Any]]:
+    """Run the CLI (this tree, or ``src``); returns (wall seconds, stdout JSON + ``_cpu_s``)."""
+    from before import cli
+
+    cmd = [str(OPSMATE), *args] if src is None else [*cli(), *args]
     t0, c0 = time.perf_counter(), _children_cpu()
-    proc = subprocess.run(
-        [str(OPSMATE), *args], capture_output=True, text=True, env={**os.environ, **env}
-    )
+    proc = subprocess.run(cmd, capture_output=True, text=True, env={**env_for(src), **env})
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
         raise SystemExit(f"opsmate {' '.join(args)} failed:\n{proc.stderr}")
@@ -62,19 +75,55 @@ def _cli(args: list[str], env: dict[str, str]) -> tuple[float, dict[str, Any]]:
     return wall, out
 
 
+def reindex_side_by_side(
+    root: Path, idx: Path, cache: Path, work: Path, env: dict[str, str], src: Path | None,
+    rounds: int,
+) -> dict[str, Any]:  # fmt: skip
+    """Edit one runbook, re-index with the code before and after; ``rounds`` times.
+
+    Each side has its own copy of the index folder and of the embedding cache (taken
+    now), so neither profits from what the other embedded or wrote.
+    """
+    sides: dict[str, tuple[Path | None, Path, Path]] = {"after": (None, idx, cache)}
+    if src is not None:
+        b_idx, b_cache = work / f"{idx.name}-before", work / f"{cache.name}-{idx.name}-before"
+        shutil.copytree(idx, b_idx)
+        shutil.copytree(cache, b_cache)
+        sides["before"] = (src, b_idx, b_cache)
+    out: dict[str, Any] = {}
+    for _ in range(rounds):
+        _edit_one(root)
+        for label, (tree, folder, cdir) in sides.items():
+            wall, s = _cli(
+                ["index", str(root), "--index-dir", str(folder), "--json"],
+                {**env, "OPSMATE_CACHE_DIR": str(cdir)},
+                tree,
+            )
+            side = out.setdefault(label, {"wall_s": [], "cpu_s": [], "seconds": []})
+            side["wall_s"].append(round(wall, 2))
+            side["cpu_s"].append(s["_cpu_s"])
+            side["seconds"].append(s["seconds"])
+            side["chunks_touched"] = s["chunks_touched"]
+            side["updated"] = s["updated"]
+    for side in out.values():
+        side["best_wall_s"] = min(side["wall_s"])
+        side["best_cpu_s"] = min(side["cpu_s"])
+    return out
+
+
 def _edit_one(root: Path) -> Path:
     target = sorted(root.rglob("db-connection-pool.md"))[0]
     target.write_text(target.read_text("utf-8") + "\n\nEdited: check PgBouncer first.\n", "utf-8")
     return target
 
 
-def bench_index_1k(work: Path, env: dict[str, str]) -> dict[str, Any]:
+def bench_index_1k(
+    work: Path, env: dict[str, str], src: Path | None, rounds: int
+) -> dict[str, Any]:
     root = work / "rb1k"
     files = write_corpus(root, max(1, round(1000 / CHUNKS_PER_VARIANT)))
     idx = work / "idx1k"
     wall, s = _cli(["index", str(root), "--index-dir", str(idx), "--json"], env)
-    _edit_one(root)
-    wall2, s2 = _cli(["index", str(root), "--index-dir", str(idx), "--json"], env)
     return {
         "files": files,
         "chunks": s["chunks"],
@@ -83,11 +132,9 @@ def bench_index_1k(work: Path, env: dict[str, str]) -> dict[str, Any]:
         "index_seconds": s["seconds"],
         "embedded": s["embedded"],
         "chunks_per_s": round(s["embedded"] / max(s["seconds"], 1e-9), 1),
-        "reindex_one_wall_s": round(wall2, 2),
-        "reindex_one_cpu_s": s2["_cpu_s"],
-        "reindex_one_seconds": s2["seconds"],
-        "reindex_one_chunks_touched": s2["chunks_touched"],
-        "reindex_one_updated": s2["updated"],
+        "reindex_one": reindex_side_by_side(
+            root, idx, Path(env["OPSMATE_CACHE_DIR"]), work, env, src, rounds
+        ),
     }
 
 
@@ -116,7 +163,7 @@ def _prefill_cache(root: Path) -> int:
     return len(texts)
 
 
-def _latency(index_dir: Path, queries: list[str]) -> dict[str, Any]:
+def _latency(index_dir: Path, queries: list[str], modes: tuple[str, ...] = MODES) -> dict[str, Any]:
     from opsmate.knowledge.retrieve import open_retriever
 
     t0 = time.perf_counter()
@@ -124,12 +171,12 @@ def _latency(index_dir: Path, queries: list[str]) -> dict[str, Any]:
     r.search("warm up the model and the index")
     load_s = time.perf_counter() - t0
     out: dict[str, Any] = {"open_and_first_query_s": round(load_s, 2)}
-    for mode in ("hybrid", "bm25", "vector"):
+    for mode in modes:
         lat, cpu = [], []
         for q in queries:
             r._qcache.clear()  # every query pays its embedding
             t0, c0 = time.perf_counter(), time.process_time()
-            r.search(q, mode=mode)
+            r.search(q, mode=mode)  # type: ignore[arg-type]
             lat.append(time.perf_counter() - t0)
             cpu.append(time.process_time() - c0)
         out[mode] = {
@@ -140,7 +187,26 @@ def _latency(index_dir: Path, queries: list[str]) -> dict[str, Any]:
     return out
 
 
-def bench_10k(work: Path, env: dict[str, str]) -> dict[str, Any]:
+def latency_side_by_side(
+    idx: Path, queries: list[str], src: Path | None, rounds: int
+) -> dict[str, Any]:
+    """Query latency on one index with the code before (a subprocess) and after, alternating."""
+    out: dict[str, Any] = {"after": []}
+    if src is not None:
+        out["before"] = []
+    for _ in range(rounds):
+        if src is not None:
+            out["before"].append(run_worker(SCRIPT, src, "latency", {"index": str(idx)}))
+        out["after"].append(run_worker(SCRIPT, None, "latency", {"index": str(idx)}))
+    for label in list(out):
+        runs = out[label]
+        out[f"{label}_best"] = {
+            mode: {k: min(run[mode][k] for run in runs) for k in runs[0][mode]} for mode in MODES
+        }
+    return out
+
+
+def bench_10k(work: Path, env: dict[str, str], src: Path | None, rounds: int) -> dict[str, Any]:
     from opsmate.config import EmbeddingConfig
     from opsmate.knowledge.index import KnowledgeIndex
     from opsmate.knowledge.sources import discover
@@ -162,19 +228,18 @@ def bench_10k(work: Path, env: dict[str, str]) -> dict[str, Any]:
         res[backend] = {
             "index_cached_vectors_s": round(time.perf_counter() - t0, 1),
             "embedded": summary.embedded,
-            **_latency(idx, queries),
         }
+        if backend == "chroma":
+            res[backend].update(_latency(idx, queries))
     idx = work / "idx10k-numpy"
+    res["numpy"]["side_by_side"] = latency_side_by_side(idx, queries, src, rounds)
+    res["numpy"].update(res["numpy"]["side_by_side"]["after_best"])
     wall, s = _cli(["search", "PoolTimeout", "--index-dir", str(idx), "--json"], env)
     res["cli_search_wall_s"] = round(wall, 2)
     res["cli_search_cpu_s"] = s["_cpu_s"]
-    _edit_one(root)
-    wall, s = _cli(["index", str(root), "--index-dir", str(idx), "--json"], env)
-    res["reindex_one_wall_s"] = round(wall, 2)
-    res["reindex_one_cpu_s"] = s["_cpu_s"]
-    res["reindex_one_seconds"] = s["seconds"]
-    res["reindex_one_chunks_touched"] = s["chunks_touched"]
-    res["reindex_one_updated"] = s["updated"]
+    res["reindex_one"] = reindex_side_by_side(
+        root, idx, Path(env["OPSMATE_CACHE_DIR"]), work, env, src, rounds
+    )
     return res
 
 
@@ -200,21 +265,40 @@ def bench_bundle() -> dict[str, Any]:
     return out
 
 
+def worker(name: str, args: dict[str, Any]) -> None:
+    """One measurement in this process (run by :func:`before.run_worker`); prints JSON."""
+    if name == "latency":
+        print(json.dumps(_latency(Path(args["index"]), golden_queries())))
+    else:
+        raise SystemExit(f"unknown worker {name}")
+
+
 def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == WORKER_FLAG:
+        worker(sys.argv[2], json.loads(sys.argv[3]))
+        return 0
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--skip-1k", action="store_true")
     ap.add_argument("--skip-10k", action="store_true")
+    ap.add_argument("--before", default=BEFORE_REF, help="commit for the before column, or none")
+    ap.add_argument("--rounds", type=int, default=2, help="alternating before/after rounds")
     args = ap.parse_args()
-    results: dict[str, Any] = {"cpus": os.cpu_count(), "loadavg_start": os.getloadavg()}
+    src = source_tree(args.before)
+    results: dict[str, Any] = {
+        "cpus": os.cpu_count(),
+        "loadavg_start": os.getloadavg(),
+        "before_ref": args.before if src is not None else None,
+        "rounds": args.rounds,
+    }
     with tempfile.TemporaryDirectory(prefix="opsmate-bench-") as tmp:
         work = Path(tmp)
         env = {"OPSMATE_CACHE_DIR": str(work / "cache"), "OPSMATE_DATA_DIR": str(work / "data")}
         os.environ.update(env)  # in-process parts use the same empty cache
         if not args.skip_1k:
-            results["index_1k"] = bench_index_1k(work, env)
+            results["index_1k"] = bench_index_1k(work, env, src, args.rounds)
         results["bundle"] = bench_bundle()
         if not args.skip_10k:
-            results["10k"] = bench_10k(work, env)
+            results["10k"] = bench_10k(work, env, src, args.rounds)
     results["loadavg_end"] = os.getloadavg()
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "retrieval.json").write_text(json.dumps(results, indent=1))
@@ -222,36 +306,58 @@ def main() -> int:
     return 0
 
 
+def _print_reindex(label: str, r: dict[str, Any]) -> None:
+    a, b = r["after"], r.get("before")
+    line = f"re-index after editing one runbook, {label}: after {a['best_wall_s']:.2f} s wall "
+    line += f"(CPU {a['best_cpu_s']:.2f} s; {a['chunks_touched']} chunks touched)"
+    if b:
+        line += (
+            f", before {b['best_wall_s']:.2f} s wall (CPU {b['best_cpu_s']:.2f} s): "
+            f"{ratio(b['best_wall_s'], a['best_wall_s'])} wall, "
+            f"{ratio(b['best_cpu_s'], a['best_cpu_s'])} CPU"
+        )
+    print(line + "  [goal <= 2 s]")
+
+
 def _print(r: dict[str, Any]) -> None:
+    if r.get("before_ref"):
+        print(f"before = the code of commit {r['before_ref']}, after = this tree; "
+              f"best of {r['rounds']} alternating rounds")  # fmt: skip
     if "index_1k" in r:
         a = r["index_1k"]
         print(f"index {a['chunks']} chunks ({a['files']} files) with embeddings, empty cache: "
               f"{a['index_seconds']:.1f} s ({a['chunks_per_s']} chunks/s; CLI wall "
               f"{a['index_wall_s']:.1f} s, CPU {a['index_cpu_s']:.1f} s)")  # fmt: skip
-        print(f"re-index after editing one runbook: CLI wall {a['reindex_one_wall_s']:.2f} s "
-              f"(CPU {a['reindex_one_cpu_s']:.2f} s, in-process {a['reindex_one_seconds']:.2f} s), "
-              f"{a['reindex_one_updated']} "
-              f"updated, {a['reindex_one_chunks_touched']} chunks touched")  # fmt: skip
+        _print_reindex(f"{a['chunks']} chunks", a["reindex_one"])
     if "10k" in r:
         t = r["10k"]
-        print(f"\n{t['chunks']} chunks, warm, query embedding included (golden queries):")
-        print(f"{'vector backend':<15} {'mode':<7} {'p50 ms':>8} {'p95 ms':>8} {'CPU p50':>8}")
-        for backend in ("numpy", "chroma"):
-            for mode in ("hybrid", "bm25", "vector"):
-                m = t[backend][mode]
-                print(
-                    f"{backend:<15} {mode:<7} {m['p50_ms']:>8.2f} {m['p95_ms']:>8.2f} "
-                    f"{m['cpu_p50_ms']:>8.2f}"
+        sbs = t["numpy"]["side_by_side"]
+        print(f"\n{t['chunks']} chunks, warm, query embedding included (golden queries), numpy:")
+        print(f"{'mode':<7} {'p50 ms':>8} {'p95 ms':>8} {'CPU p50':>8}   "
+              f"{'before p50':>10} {'CPU p50':>8}   {'p50 ratio':>9} {'CPU ratio':>9}")  # fmt: skip
+        for mode in MODES:
+            m = sbs["after_best"][mode]
+            b = sbs.get("before_best", {}).get(mode)
+            print(
+                f"{mode:<7} {m['p50_ms']:>8.2f} {m['p95_ms']:>8.2f} {m['cpu_p50_ms']:>8.2f}   "
+                + (
+                    f"{b['p50_ms']:>10.2f} {b['cpu_p50_ms']:>8.2f}   "
+                    f"{ratio(b['p50_ms'], m['p50_ms']):>9} "
+                    f"{ratio(b['cpu_p50_ms'], m['cpu_p50_ms']):>9}"
+                    if b
+                    else ""
                 )
+            )
+        print("(goal: hybrid p50 <= 10 ms)")
+        m = t["chroma"]
+        print(f"chroma backend (after): hybrid p50 {m['hybrid']['p50_ms']} ms, bm25 "
+              f"{m['bm25']['p50_ms']} ms, vector {m['vector']['p50_ms']} ms")  # fmt: skip
         print(f"index 10k chunks (vectors from the cache): numpy "
               f"{t['numpy']['index_cached_vectors_s']} s, chroma "
               f"{t['chroma']['index_cached_vectors_s']} s")  # fmt: skip
         print(f"one `opsmate search --json` at 10k, process wall: {t['cli_search_wall_s']} s "
               f"(CPU {t['cli_search_cpu_s']} s)")  # fmt: skip
-        print(f"re-index after editing one runbook at 10k: CLI wall {t['reindex_one_wall_s']} s "
-              f"(CPU {t['reindex_one_cpu_s']} s, in-process {t['reindex_one_seconds']} s), "
-              f"{t['reindex_one_chunks_touched']} "
-              f"chunks touched")  # fmt: skip
+        _print_reindex(f"{t['chunks']} chunks", t["reindex_one"])
     b = r["bundle"]
     for label, v in b.items():
         print(f"bundle retriever ({label}, {v['chunks']} chunks): build {v['build_s']} s, "

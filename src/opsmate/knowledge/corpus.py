@@ -106,6 +106,10 @@ class ChunkStore(Protocol):
         """(heading path, BM25 terms) of several chunks at once (ranking features)."""
         ...
 
+    def heading_paths(self, positions: list[int]) -> dict[int, list[str]]:
+        """Heading paths of several chunks at once (ranking features)."""
+        ...
+
 
 @dataclass
 class Corpus:
@@ -145,6 +149,66 @@ class Corpus:
             groups = {k: np.asarray(v, dtype=np.int64) for k, v in buckets.items()}
             self._groups[kind] = groups
         return groups.get(key, np.zeros(0, dtype=np.int64))
+
+    def group_of(self, kind: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(group number of every position, positions sorted by group, group starts in it).
+
+        ``kind`` is ``"doc"`` (a runbook) or ``"parent"`` (a parent section); computed
+        once per snapshot so a query reduces over every group with one ``reduceat``.
+        """
+        memo = self.cache.setdefault("group_of", {})
+        if kind not in memo:
+            if kind == "doc":
+                gid = np.asarray(self.doc_of, dtype=np.int64)
+            else:
+                numbers: dict[tuple[int, str], int] = {}
+                gid = np.fromiter(
+                    (
+                        numbers.setdefault((int(d), pid), len(numbers))
+                        for d, pid in zip(self.doc_of.tolist(), self.parent_ids, strict=True)
+                    ),
+                    dtype=np.int64,
+                    count=self.size,
+                )
+            order = np.argsort(gid, kind="stable")
+            sorted_gid = gid[order]
+            starts = np.flatnonzero(np.r_[True, sorted_gid[1:] != sorted_gid[:-1]])
+            dense = np.zeros(int(gid.max()) + 1 if gid.size else 0, dtype=np.int64)
+            dense[sorted_gid[starts]] = np.arange(starts.size)
+            memo[kind] = (dense[gid], order, starts)
+        return memo[kind]
+
+    def group_reduce(self, values: np.ndarray, kind: str, how: str) -> np.ndarray:
+        """Per position: the ``how`` (``"max"`` or ``"mean"``) of ``values`` over its group."""
+        group, order, starts = self.group_of(kind)
+        if not self.size:
+            return np.zeros(0, dtype=np.float32)
+        ordered = values[order]
+        if how == "max":
+            return np.maximum.reduceat(ordered, starts)[group]
+        counts = np.diff(np.r_[starts, ordered.size])
+        return (np.add.reduceat(ordered, starts) / counts)[group]
+
+    def term_presence(self, terms: list[str], positions: np.ndarray) -> np.ndarray:
+        """Whether each of ``terms`` is a BM25 term of each of ``positions`` (terms x positions).
+
+        Read from the lexical index's postings, not the manifest: no per-chunk row is
+        fetched or split, so ranking features cost a few array slices per query term.
+        """
+        out = np.zeros((len(terms), len(positions)), dtype=bool)
+        if not terms or not len(positions):
+            return out
+        mark = self.cache.get("presence_scratch")
+        if mark is None or mark.shape[0] != self.size:
+            mark = np.zeros(self.size, dtype=bool)
+            self.cache["presence_scratch"] = mark
+        for i, t in enumerate(terms):
+            docs = self.lexical.postings(t)
+            if docs.size:
+                mark[docs] = True
+                out[i] = mark[positions]
+                mark[docs] = False
+        return out
 
     @property
     def size(self) -> int:

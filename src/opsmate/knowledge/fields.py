@@ -32,6 +32,7 @@ import json
 import math
 import re
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from itertools import chain
 from pathlib import Path
 from typing import Any
@@ -57,35 +58,48 @@ def is_symptom_heading(heading_path: Sequence[str]) -> bool:
     return any(SYMPTOM_HEADING_RE.search(h) for h in heading_path[1:])
 
 
+def meta_field_text(meta: dict[str, Any]) -> str:
+    """The ``meta`` field's text of a runbook: title, alerts (also split), tags, service."""
+    return _meta_text(
+        str(meta.get("title") or ""),
+        tuple(str(a) for a in meta.get("alerts") or []),
+        tuple(str(t) for t in meta.get("tags") or []),
+        str(meta.get("service") or ""),
+    )
+
+
+@lru_cache(maxsize=4096)
+def _meta_text(title: str, alerts: tuple[str, ...], tags: tuple[str, ...], service: str) -> str:
+    # memoised: chunks of one runbook share it, and splitting the alert identifiers
+    # again for every chunk of a 10k-chunk build costs ~0.4 s
+    from opsmate.knowledge.signature import split_identifier
+
+    return " ".join([title, *alerts, *(split_identifier(a) for a in alerts), *tags, service])
+
+
 def chunk_fields(
     body_terms: list[str],
     heading_path: Sequence[str],
     meta: dict[str, Any],
     memo: dict[str, list[str]] | None = None,
+    prior: dict[str, list[str]] | None = None,
 ) -> dict[str, list[str]]:
     """The field terms of one chunk (``body_terms`` are its stored BM25 terms).
 
     ``memo`` caches the tokenized headings and metadata across the chunks of a build
-    (chunks of one section share them).
+    (chunks of one section share them); ``prior`` is the previous build's memo (same
+    analyzer), read before tokenizing, so re-indexing after one edit tokenizes only
+    the texts of that edit.
     """
     from opsmate.knowledge.analyzers import tokenize
-    from opsmate.knowledge.signature import split_identifier
 
     memo = {} if memo is None else memo
-    alerts = [str(a) for a in meta.get("alerts") or []]
-    meta_text = " ".join(
-        [
-            str(meta.get("title") or ""),
-            *alerts,
-            *(split_identifier(a) for a in alerts),
-            *(str(t) for t in meta.get("tags") or []),
-            str(meta.get("service") or ""),
-        ]
-    )
+    meta_text = meta_field_text(meta)
     head_text = " ".join(heading_path)
     for text in (head_text, meta_text):
         if text not in memo:
-            memo[text] = tokenize(text)
+            known = prior.get(text) if prior else None
+            memo[text] = known if known is not None else tokenize(text)
     return {
         "body": body_terms,
         "heading": memo[head_text],
@@ -197,7 +211,9 @@ class FieldIndex:
             if meta.get("version") != FIELDS_VERSION:
                 return None
             vocab = json.loads((folder / "vocab.json").read_text(encoding="utf-8"))
-            arrays = [np.load(folder / name, mmap_mode="r") for name in _FILES]
+            # plain ndarray views of the maps: slicing a ``np.memmap`` subclass costs
+            # ~2 us of Python per slice, and a query takes two slices per term
+            arrays = [np.asarray(np.load(folder / name, mmap_mode="r")) for name in _FILES]
         except (OSError, ValueError):
             return None
         return cls(vocab, arrays[0], arrays[1], arrays[2], int(meta["n_docs"]), meta["weights"])

@@ -29,6 +29,7 @@ K1 = 1.5
 B = 0.75
 Backend = Literal["bm25s", "rank_bm25"]
 _KIND_FILE = "lexical.json"
+_NO_DOCS = np.zeros(0, dtype=np.int64)
 
 
 class LexicalIndex(Protocol):
@@ -43,6 +44,10 @@ class LexicalIndex(Protocol):
 
     def doc_freq(self, token: str) -> int:
         """Number of documents containing ``token`` (0 when unknown)."""
+        ...
+
+    def postings(self, token: str) -> np.ndarray:
+        """Positions of the documents containing ``token`` (int array, any order)."""
         ...
 
     def save(self, folder: Path) -> None: ...
@@ -91,6 +96,13 @@ class Bm25sIndex:
         i = self._vocab.get(token)
         return 0 if i is None or not token else int(self._df[i])
 
+    def postings(self, token: str) -> np.ndarray:
+        i = self._vocab.get(token)
+        if i is None or not token:
+            return _NO_DOCS
+        ptr = self._m.scores["indptr"]  # type: ignore[attr-defined]
+        return np.asarray(self._m.scores["indices"][ptr[i] : ptr[i + 1]])  # type: ignore[attr-defined]
+
     def save(self, folder: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         self._m.save(str(folder), show_progress=False)  # type: ignore[attr-defined]
@@ -136,6 +148,12 @@ class RankBm25Index:
 
     def doc_freq(self, token: str) -> int:
         return int(self._m.opsmate_df.get(token, 0)) if token else 0  # type: ignore[attr-defined]
+
+    def postings(self, token: str) -> np.ndarray:
+        if not token or token not in self._m.opsmate_df:  # type: ignore[attr-defined]
+            return _NO_DOCS
+        freqs = self._m.doc_freqs  # type: ignore[attr-defined]
+        return np.fromiter((i for i, f in enumerate(freqs) if token in f), dtype=np.int64)
 
     def save(self, folder: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True)

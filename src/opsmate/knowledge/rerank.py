@@ -137,13 +137,19 @@ class FeatureReranker:
         corpus: Corpus,
         sims: np.ndarray | None,
     ) -> None:
-        """Fill ``c.features`` for every candidate (in place)."""
+        """Fill ``c.features`` for every candidate (in place).
+
+        Term shares come from the lexical index's postings (:meth:`Corpus.term_presence`),
+        the parent and runbook cosines from one grouped reduction over ``sims``; only the
+        heading paths of chunks not seen before in this snapshot are read from the store.
+        """
         if not cands:
             return
         lex = corpus.fields if corpus.fields is not None else corpus.lexical
         n = max(corpus.lexical.n_docs, 1)
         mass = [(t, w * lucene_idf(n, lex.doc_freq(t))) for t, w in plan.lexical if t]
         total = sum(m for _, m in mass) or 1.0
+        weights = np.array([m for _, m in mass], dtype=np.float64)
 
         def share(terms: set[str] | frozenset[str]) -> float:
             return sum(m for t, m in mass if t in terms) / total
@@ -152,43 +158,49 @@ class FeatureReranker:
         idents = {t.lower() for t, _ in plan.lexical}
         idents |= {e.source.lower() for e in plan.expansions if e.kind == "split"}
         top = max(c.score for c in cands) or 1.0
-        heads = corpus.store.heads_and_terms([c.pos for c in cands])
-        per_doc: dict[int, tuple[float, float, float]] = {}  # meta, hints, doc_cos
-        parent_cos: dict[tuple[int, str], float] = {}
-        for c in cands:
+        positions = np.fromiter((c.pos for c in cands), dtype=np.int64, count=len(cands))
+        terms = list(dict.fromkeys([t for t, _ in mass] + sig_terms))
+        row = {t: i for i, t in enumerate(terms)}
+        present = corpus.term_presence(terms, positions)
+        coverage = (
+            weights @ present[[row[t] for t, _ in mass]] / total if mass else np.zeros(len(cands))
+        )
+        signature = (
+            present[[row[t] for t in sig_terms]].mean(axis=0) if sig_terms else np.zeros(len(cands))
+        )
+        heading_memo: dict[int, frozenset[str]] = corpus.cache.setdefault("heading_terms", {})
+        missing = [c.pos for c in cands if c.pos not in heading_memo]
+        heads = corpus.store.heading_paths(missing) if missing else {}
+        doc_max = parent_mean = None
+        if sims is not None:
+            doc_max = corpus.group_reduce(sims, "doc", "max")
+            parent_mean = corpus.group_reduce(sims, "parent", "mean")
+        per_doc: dict[int, tuple[float, float]] = {}  # meta, hints
+        for i, c in enumerate(cands):
             d = int(corpus.doc_of[c.pos])
-            hp, terms_list = heads.get(c.pos, ([], []))
-            terms = set(terms_list)
             if d not in per_doc:
                 _title, meta_terms, alerts = _doc_terms(corpus, d)
                 doc = corpus.docs[d]
-                best = float(sims[corpus.positions_of("doc", d)].max()) if sims is not None else 0.0
                 per_doc[d] = (
                     1.0 if alerts & idents else share(meta_terms),
                     hint_score(plan, doc.meta, doc.source),
-                    best,
                 )
-            meta_share, hints, best_cos = per_doc[d]
+            meta_share, hints = per_doc[d]
             f = c.features
             f["fused"] = float(c.score) / top
             cos = c.vector_similarity
-            if sims is not None:
+            if sims is not None and doc_max is not None and parent_mean is not None:
                 cos = float(sims[c.pos])
-                key = (d, corpus.parent_ids[c.pos])
-                if key not in parent_cos:
-                    parent_cos[key] = float(sims[corpus.positions_of("parent", key)].mean())
-                f["parent_cos"] = max(0.0, parent_cos[key])
-                f["doc_cos"] = max(0.0, best_cos)
+                f["parent_cos"] = max(0.0, float(parent_mean[c.pos]))
+                f["doc_cos"] = max(0.0, float(doc_max[c.pos]))
             else:
                 f["parent_cos"] = f["doc_cos"] = max(0.0, cos or 0.0)
             f["cosine"] = max(0.0, cos or 0.0)
-            f["coverage"] = share(terms)
-            f["heading"] = share(_heading_terms(corpus, c.pos, hp, d))
+            f["coverage"] = float(coverage[i])
+            f["heading"] = share(_heading_terms(corpus, c.pos, heads.get(c.pos, []), d))
             f["meta"] = meta_share
             f["hints"] = hints
-            f["signature"] = (
-                sum(1 for t in sig_terms if t in terms) / len(sig_terms) if sig_terms else 0.0
-            )
+            f["signature"] = float(signature[i])
 
     def score(self, c: Candidate) -> float:
         return sum(self.weights.get(k, 0.0) * v for k, v in c.features.items())

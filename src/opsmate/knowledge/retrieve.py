@@ -41,7 +41,7 @@ from opsmate.knowledge.corpus import Corpus, Filters, normalize_filters
 from opsmate.knowledge.embeddings import Embedder
 from opsmate.knowledge.evidence import LEXICAL_EVIDENCE_SCALE, judge
 from opsmate.knowledge.hits import build_hits, one_per_parent
-from opsmate.knowledge.lexical import query_coverage, top_n
+from opsmate.knowledge.lexical import lucene_idf, top_n
 from opsmate.knowledge.rerank import Candidate, FeatureReranker
 from opsmate.knowledge.types import SearchMode, SearchResponse
 from opsmate.knowledge.vocabulary import corpus_vocabulary
@@ -350,8 +350,18 @@ class HybridRetriever:
         """Best share of the query's own IDF mass held by one of the top 3 BM25 chunks."""
         if not bm25:
             return 0.0
-        own = [t for t, w in plan.lexical if w >= 1.0]
-        return max(query_coverage(corpus.lexical, own, corpus.store.terms(p)) for p, _ in bm25[:3])
+        # what lexical.query_coverage computes per chunk, for the 3 chunks at once from
+        # the index's postings (no chunk row is read)
+        own = list(dict.fromkeys(t for t, w in plan.lexical if w >= 1.0 and t and t.strip()))
+        if not own:
+            return 0.0
+        n = max(corpus.lexical.n_docs, 1)
+        idf = np.array([lucene_idf(n, corpus.lexical.doc_freq(t)) for t in own])
+        total = float(idf.sum())
+        if not total:
+            return 0.0
+        top = np.array([p for p, _ in bm25[:3]], dtype=np.int64)
+        return float((idf @ corpus.term_presence(own, top)).max() / total)
 
 
 def open_retriever(

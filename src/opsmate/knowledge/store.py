@@ -113,6 +113,17 @@ class ManifestStore:
             ).fetchall()
         return {pos_of[r[0]]: (json.loads(r[1]), split_terms(r[2])) for r in rows}
 
+    def heading_paths(self, positions: list[int]) -> dict[int, list[str]]:
+        pos_of = {int(self._rowids[p]): p for p in positions}
+        if not pos_of:
+            return {}
+        marks = ",".join("?" * len(pos_of))
+        with self._m.lock:
+            rows = self._m.conn.execute(
+                f"SELECT rowid, heading_path FROM chunks WHERE rowid IN ({marks})", list(pos_of)
+            ).fetchall()
+        return {pos_of[r[0]]: json.loads(r[1]) for r in rows}
+
 
 class MemoryStore:
     """Chunk texts held in memory (the bundle retriever)."""
@@ -129,3 +140,6 @@ class MemoryStore:
 
     def heads_and_terms(self, positions: list[int]) -> dict[int, tuple[list[str], list[str]]]:
         return {p: (self._texts[p].heading_path, self._terms[p]) for p in positions}
+
+    def heading_paths(self, positions: list[int]) -> dict[int, list[str]]:
+        return {p: self._texts[p].heading_path for p in positions}
