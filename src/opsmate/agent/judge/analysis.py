@@ -95,7 +95,10 @@ def analyse(
             src = dg.component(n) or n.lower()
             if not dg.path(src, sus):
                 dg.add(src, sus, "inferred: down before the subject's errors began")
-    if not reach:  # nothing the subject depends on is known: what the timing shows
+    in_graph = {e.src for e in dg.edges} | {e.dst for e in dg.edges}
+    named = [n for n in [*subject.names, *services] if dg.component(n) in in_graph]
+    own = any(f.focus and f.severity != "info" for f in facts)
+    if not named and not own:  # no subject, or one the data says nothing about: timing
         for caller, down in links.inferred_edges(facts, dg):
             dg.add(caller, down, "inferred: down before the caller's errors began")
     state.dependencies = dg.to_json()
@@ -305,7 +308,8 @@ def _hypotheses(
             and same_thread(f, root.lead)
         ]
         same.sort(key=lambda f: _SHOWS.index(f.kind))
-        for f in [*root.support[:2], *same[:3]]:
+        trigger = [root.change] if root.change is not None and root.change is not root.lead else []
+        for f in [*root.support[:2], *same[:3], *trigger]:
             if f.statement in said or f is root.lead:
                 continue
             said.add(f.statement)

@@ -106,7 +106,9 @@ def change_phrase(change: Fact, limit: int | None = None) -> str:
         images = [t for t in edits if " image " in f" {_CONTAINER.sub('', t)} " and t not in shown]
         if images and all(" image " not in f" {_CONTAINER.sub('', t)} " for t in shown):
             tag = _CONTAINER.sub("", images[0]).rsplit("->", 1)[-1].strip().strip("'")
-            shown.append(f"image -> {tag.rsplit('/', 1)[-1]}")  # the new build, in short
+            short = f"image -> {tag.rsplit('/', 1)[-1]}"  # the new build, in short
+            if limit is None or words(f"{head}: " + "; ".join([*shown, short])) <= limit - 8:
+                shown.append(short)
         return f"{head}: " + "; ".join(shown)
     text = clip(change.quote or change.statement, 220)
     return text if limit is None else clip_words(text, limit)

@@ -93,8 +93,9 @@ def walk(
     tops = [c for c in ab if not _has_abnormal_caller(c, ab, dg)]
     origins = [s for s in starts if s in ab] or sorted(starts) or tops
     sinks = _sinks(origins, ab, dg)
-    if not sinks and origins != tops:
-        sinks = _sinks(tops, ab, dg)  # the subject reaches nothing abnormal: what fails does
+    known = {e.src for e in dg.edges}
+    if not sinks and origins != tops and not any(o in known for o in origins):
+        sinks = _sinks(tops, ab, dg)  # the data says nothing of what the subject calls
     if len(sinks) > 1:
         sinks = _moved_at_onset(sinks, facts, dg, onset) or sinks
     if len(sinks) != 1:
