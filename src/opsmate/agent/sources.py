@@ -15,6 +15,7 @@ from typing import Any
 from opsmate import paths
 from opsmate.agent.plan.planner import Recorded
 from opsmate.agent.runbooks import RunbookLibrary
+from opsmate.capture.attach import attach_recorder
 from opsmate.capture.recorder import Recorder
 from opsmate.config import Settings
 from opsmate.errors import BundleError, ConfigError, OpsmateError
@@ -216,7 +217,7 @@ def open_sources(
             parts[0] if len(parts) == 1 else (CombinedRetriever(parts) if parts else None)
         )
         registry = ToolRegistry(b.tool_specs(retriever=retriever))
-        recorder = Recorder.attach(registry, bundle=b)
+        recorder = attach_recorder(registry, bundle=b)
         constraints = Constraints(
             environment=b.meta.environment,
             window_from=b.meta.window_from,
@@ -266,7 +267,7 @@ def open_sources(
         notes.append(
             "no runbook index found; run `opsmate index` to let investigations use runbooks"
         )
-    recorder = Recorder.attach(registry)
+    recorder = attach_recorder(registry)
     executor = Executor(registry, Constraints(), config=settings.tools, redactor=redactor)
     executor.source_label = source_labeler(settings)
     library = RunbookLibrary(settings.runbook_paths())

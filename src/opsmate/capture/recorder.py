@@ -1,7 +1,7 @@
 """The recorder: everything an investigation read from its sources, raw, in memory.
 
 One :class:`Recorder` per executor (:func:`opsmate.agent.sources.open_sources` attaches
-it with :meth:`Recorder.attach`). Live sources are seen at the client level
+it with :func:`opsmate.capture.attach.attach_recorder`). Live sources are seen at the client level
 (:mod:`opsmate.capture.live_hooks`): the bytes the Kubernetes API server sent, the
 Elasticsearch hits, the PromQL results with the query text, window and step, the
 alerts and alerting rules. A bundle replay is seen per call
@@ -22,8 +22,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from opsmate.capture.replay_reads import ReplayReads
-    from opsmate.tools.bundle import Bundle
-    from opsmate.tools.registry import ToolRegistry
 
 
 @dataclass(frozen=True)
@@ -96,27 +94,6 @@ class Recorder:
     _bytes: int = 0
     _records: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-
-    # -- wiring ---------------------------------------------------------------------------
-    @classmethod
-    def attach(cls, registry: ToolRegistry, *, bundle: Bundle | None = None) -> Recorder:
-        """A recorder watching the tools of ``registry`` (a bundle's replayed tools when
-        ``bundle`` is given, else the live sources'). Never raises: a tool it cannot watch
-        is listed in ``skipped``, and the investigation is unaffected."""
-        rec = cls()
-        try:
-            if bundle is not None:
-                from opsmate.capture.replay_reads import ReplayReads
-
-                rec.replay = ReplayReads(bundle)
-                rec.replay.wrap(registry)
-            else:
-                from opsmate.capture.live_hooks import instrument
-
-                instrument(registry, rec)
-        except Exception as exc:  # recording is a convenience: it never stops a run
-            rec.skip("recording", f"could not watch the tools: {type(exc).__name__}: {exc}")
-        return rec
 
     # -- recording (called from the hooks) --------------------------------------------------
     def skip(self, what: str, why: str) -> None:

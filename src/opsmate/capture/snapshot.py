@@ -27,6 +27,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from opsmate.capture.attach import attach_recorder
 from opsmate.capture.recorder import Recorder
 from opsmate.capture.writer import BundleContent, WrittenBundle, write_bundle
 from opsmate.tools.base import CallContext, Constraints, ToolFailure, ToolOutput
@@ -252,7 +253,7 @@ def take_snapshot(settings: Any, opts: SnapshotOptions, out: Path,
 
     configure(settings.logs)
     registry = live_registry(settings)
-    rec = Recorder.attach(registry)
+    rec = attach_recorder(registry)
     now = datetime.now(UTC)
     start = now - opts.since
     constraints = Constraints(environment=opts.env, window_from=start, window_to=now,
