@@ -266,8 +266,7 @@ def _unsaid(text: str, seen: set[str]) -> str:
 def say_once(report: Report) -> None:
     """No sentence twice: in reading order (summary, root cause, hypotheses, chain, facts,
     next steps, conflicts, not checked) a sentence said before is left out where it
-    repeats; an item left with nothing new is dropped (a chain left with one step too).
-    The chain is the exception: it is the path whole, so it is checked only against itself."""
+    repeats; an item left with nothing new is dropped (a chain left with one step too)."""
     seen: set[str] = set()
     report.summary = _unsaid(report.summary, seen) or report.summary
     if report.root_cause is not None:
@@ -278,15 +277,11 @@ def say_once(report: Report) -> None:
         if h.statement:
             hyps.append(h)
     report.hypotheses = hyps
-    # the chain is the path itself, link by link: its steps may restate the cause the root
-    # statement names (a path without its end is no path); only repeats within it go
-    own: set[str] = set()
-    steps = []
+    steps = []  # the chain's links are short, in the evidence's own words (not restated)
     for st in report.chain:
-        st.statement = _unsaid(st.statement, own)
+        st.statement = _unsaid(st.statement, seen)
         if st.statement:
             steps.append(st)
-    seen |= own
     report.chain = steps if len(steps) > 1 else []
     for name in ("facts", "conflicts"):
         kept = []

@@ -218,14 +218,23 @@ def chain_steps(c: Candidate) -> list[tuple[str, list[str]]]:
             facts.append(f)
     out = [
         (  # the trigger as what it changed (its full statement is a fact or hypothesis)
-            change_phrase(f)
-            if f is c.change and f is not c.lead
-            else clip(f.statement, STEP_CHARS),
+            change_phrase(f) if f is c.change and f is not c.lead else _link(f),
             list(f.evidence),
         )
         for f in facts
     ]
     return out if len(out) > 1 else []
+
+
+def _link(f: Fact) -> str:
+    """One link of the path, short: the component, then what it shows in the evidence's
+    own words (the full sentence is among the facts or hypotheses)."""
+    who = f.service or (f.subject.name if f.subject is not None else "")
+    what = f.quote or f.statement
+    if who and what.lower().startswith(who.lower()):
+        what = what[len(who) :].lstrip(" :")
+    text = clip_words(what, 16).rstrip(".")
+    return f"{who} — {text}" if who else f"— {text}"
 
 
 CAUSE_NOUN: dict[K, str] = {
