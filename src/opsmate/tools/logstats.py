@@ -115,6 +115,18 @@ _ADDRESS = re.compile(
 )
 
 
+def clip_error(text: str) -> str:
+    """An error field cut to size; a long stack keeps its head and its innermost cause (the
+    "Caused by" line that says what really failed, e.g. an API server's refusal)."""
+    if len(text) <= EXAMPLE_CHARS:
+        return text
+    deep = deepest_cause(text)
+    if not deep or deep in text[:EXAMPLE_CHARS]:
+        return text[:EXAMPLE_CHARS]
+    deep = deep[:400]
+    return f"{text[: max(EXAMPLE_CHARS - len(deep), 80)].rstrip()} … {deep}"
+
+
 def deepest_cause(text: str) -> str | None:
     """The innermost cause of a wrapped exception ("... nested exception is X: msg", Java's
     "Caused by: X: msg"), as its first line, or None."""
@@ -475,8 +487,8 @@ class StatsBuilder:
             d["kind"] = g.kind
         fields = {k: v for k, v in (("endpoint", pl.endpoint), ("status", pl.status),
                   ("logger", pl.logger), ("host", pl.host)) if v}  # fmt: skip
-        if pl.error and pl.kind in ("json", "logfmt"):
-            fields["error"] = pl.error[:EXAMPLE_CHARS]
+        if pl.error and (pl.kind in ("json", "logfmt") or pl.error[:60] not in d["example"]):
+            fields["error"] = clip_error(pl.error)  # a record's own error / stack_trace field
         if fields:
             d["fields"] = fields
         if g.level is not None and LEVEL_RANK.get(g.level, 0) >= LEVEL_RANK["warn"]:

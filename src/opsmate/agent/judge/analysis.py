@@ -234,7 +234,10 @@ def _supported(c: Candidate, onset: datetime | None = None) -> bool:
 
 
 # the states that show a component's own failure, the most telling first
-_SHOWS = [K.OOM_KILLED, K.CRASH_LOOP, K.CONTAINER_EXIT, K.EVICTED, K.POD_PENDING, K.NOT_READY]
+_SHOWS = [
+    K.OOM_KILLED, K.CRASH_LOOP, K.CONTAINER_EXIT, K.EVICTED, K.POD_PENDING, K.NOT_READY,
+    K.SATURATION, K.RBAC_DENIED, K.CONFIG_ERROR,
+]  # fmt: skip
 
 
 def _hypotheses(

@@ -81,7 +81,9 @@ def _texts(result: ToolResult) -> list[str]:
         return [str(e.message or "") for e in parse_list(Event, data, "events", "items")[0]]
     if result.tool == "log_stats":
         stats = LogStats.model_validate(data) if data else LogStats()
-        return [f"{m.pattern} {m.example}" for m in stats.top_messages]
+        return [
+            f"{m.pattern} {m.example} {m.fields.get('error') or ''}" for m in stats.top_messages
+        ]
     lines = data.get("lines") or data.get("items") or []
     return [str(x.get("message") if isinstance(x, dict) else x) for x in lines if x]
 
