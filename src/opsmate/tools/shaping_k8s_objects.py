@@ -307,10 +307,38 @@ def config_change(obj: Any, tz: tzinfo | None) -> dict[str, Any]:
     return out
 
 
+def _json_diffs(a: Any, b: Any) -> list[str] | None:
+    """``path: old -> new`` for the leaves that differ when both values are JSON documents
+    (a feature-flag file: ``flags.paymentFailure.defaultVariant: 'off' -> '75%'``)."""
+    try:
+        x, y = json.loads(a), json.loads(b)
+    except (TypeError, ValueError):
+        return None
+    if not isinstance(x, dict | list) or not isinstance(y, dict | list):
+        return None
+    out: list[str] = []
+
+    def walk(p: str, u: Any, v: Any) -> None:
+        if len(out) >= 6:
+            return
+        if isinstance(u, dict) and isinstance(v, dict):
+            for key in [*u, *[q for q in v if q not in u]]:
+                walk(f"{p}.{key}" if p else str(key), u.get(key), v.get(key))
+        elif u != v:
+            out.append(f"{p}: {json.dumps(u)[:60]} -> {json.dumps(v)[:60]}")
+
+    walk("", x, y)
+    return out
+
+
 def _value_diffs(before: Mapping[str, Any], after: Mapping[str, Any], keys: list[str]) -> list[str]:
     """``key: old line -> new line`` for the first lines that differ in each changed key."""
     out: list[str] = []
     for k in keys:
+        structured = _json_diffs(before.get(k), after.get(k))
+        if structured is not None:
+            out += [f"{k}: {d}" for d in structured[:3]]
+            continue
         old = str(before.get(k) if before.get(k) is not None else "").splitlines()
         new = str(after.get(k) if after.get(k) is not None else "").splitlines()
         gone = [ln.strip() for ln in old if ln not in new and ln.strip()]

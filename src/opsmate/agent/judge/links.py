@@ -223,7 +223,10 @@ def inferred_edges(facts: list[Fact], dg: DependencyGraph) -> list[tuple[str, st
     for f in facts:
         shifted = f.kind.value in ("error_rate", "latency") and bool(f.detail.get("query"))
         state = f.reason in ROUTING  # a condition that holds now, with no start time
-        if (f.severity != "error" and not shifted) or (f.time is None and not state):
+        backoff = f.kind.value in _DOWN and f.severity == "warning"  # BackOff events, timed
+        if (f.severity != "error" and not shifted and not backoff) or (
+            f.time is None and not state
+        ):
             continue
         comp = fact_component(dg, f)
         if comp is not None:
@@ -234,6 +237,9 @@ def inferred_edges(facts: list[Fact], dg: DependencyGraph) -> list[tuple[str, st
         if downs:
             times = [f.time for f in downs if f.time is not None]
             down_at[comp] = min(times) if times else datetime.min.replace(tzinfo=UTC)
+    if any(t != datetime.min.replace(tzinfo=UTC) for t in down_at.values()):
+        # something went down at a known time: a standing misconfiguration is not it
+        down_at = {c: t for c, t in down_at.items() if t != datetime.min.replace(tzinfo=UTC)}
     if not 0 < len(down_at) <= 2:
         return []
     out: list[tuple[str, str]] = []

@@ -65,11 +65,13 @@ def rollout_seen_in_events(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
 
 
 @fact_rule("config_of_failing_workload", Tier.RUNBOOK, K.LOG_ERROR, K.CONFIG_ERROR,
-           K.DEPENDENCY_FAILURE, K.CRASH_LOOP)  # fmt: skip
+           K.DEPENDENCY_FAILURE, K.CRASH_LOOP, K.ERROR_RATE)  # fmt: skip
 def config_of_failing_workload(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
     """A workload that fails: was the configuration it reads (its namespace's ConfigMaps:
     application configs, feature-flag files) edited just before? One listing covers all."""
-    if "list_objects" not in ctx.tools or fact.severity != "error":
+    if "list_objects" not in ctx.tools:
+        return []
+    if fact.severity != "error" and not (fact.kind == K.ERROR_RATE and fact.detail.get("query")):
         return []
     if ctx.subject.names and not fact.focus:
         return []
