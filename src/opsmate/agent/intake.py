@@ -349,7 +349,7 @@ _HEALTHY = re.compile(
 
 
 def said_healthy(question: str) -> set[str]:
-    """Names the question says are healthy ("the payments team says paymentservice is
+    """Names the question says are healthy ("the billing team says ledger-api is
     healthy"): not the subject, whatever else the question says about them."""
     out = set()
     for m in _HEALTHY.finditer(question):

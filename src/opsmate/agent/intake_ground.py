@@ -64,7 +64,7 @@ def ground(question: str, subject: Subject, inventory: Inventory) -> Grounding:
                 "the investigation follows " + ", ".join(known)
             )
         elif unknown and not known:
-            # words the question used as names ("train-ticket in ns ts"), naming nothing
+            # words the question used as names ("the acme-shop in ns s1"), naming nothing
             # that exists: the question is about its namespace as a whole
             unresolved.extend(unknown)
             out.names = []

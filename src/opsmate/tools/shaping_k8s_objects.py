@@ -309,7 +309,7 @@ def config_change(obj: Any, tz: tzinfo | None) -> dict[str, Any]:
 
 def _json_diffs(a: Any, b: Any) -> list[str] | None:
     """``path: old -> new`` for the leaves that differ when both values are JSON documents
-    (a feature-flag file: ``flags.paymentFailure.defaultVariant: 'off' -> '75%'``)."""
+    (a feature-flag file: ``flags.newCheckout.defaultVariant: 'off' -> 'on'``)."""
     try:
         x, y = json.loads(a), json.loads(b)
     except (TypeError, ValueError):

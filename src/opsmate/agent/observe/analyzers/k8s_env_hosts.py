@@ -1,7 +1,7 @@
 """Addresses in a workload's configuration that name a Service that does not exist.
 
-A container's environment names its dependencies (``PAYMENT_SERVICE_ADDR=payment:50051``,
-``DB_URL=postgres://user@orders-db/orders``). When the name is an in-cluster Service name
+A container's environment names its dependencies (``LEDGER_API_ADDR=ledger:9000``,
+``DB_URL=postgres://user@books-db/books``). When the name is an in-cluster Service name
 (one label, ``name.namespace`` or ``name.namespace.svc[.cluster.local]``) and a complete
 listing of that namespace's Services shows no such Service, the name cannot resolve: every
 call the workload makes to it fails with "no such host" / "produced zero addresses". This

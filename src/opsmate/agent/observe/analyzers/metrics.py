@@ -83,7 +83,7 @@ def _app_of(query: str, labels: dict[str, str]) -> str | None:
     for key in _APP_KEYS:
         value = labels.get(key)
         if value and value not in ("POD", "unknown", "") and not (key == "job" and "/" in value):
-            if key == "grpc_service":  # hipstershop.CurrencyService -> currencyservice
+            if key == "grpc_service":  # acme.v1.LedgerApi -> ledgerapi
                 return value.rsplit(".", 1)[-1].lower()
             return value.split(".")[0] if key.startswith("destination_service") else value
     if labels.get("pod"):
