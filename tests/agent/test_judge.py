@@ -385,7 +385,7 @@ def test_the_subjects_failing_calls_lead_to_the_dependencys_own_cause() -> None:
     assert calls in an.root.chain
     assert an.root_statement.startswith("deployment web returns errors because p99 of payments")
     steps = [text for text, _ in chain_steps(an.root)]
-    assert any("web cannot reach payments" in t for t in steps[:-1])  # how it reached web
+    assert any("web — cannot reach payments" in t for t in steps[:-1])  # how it reached web
 
 
 def test_names_that_do_not_resolve_lead_to_the_cluster_dns() -> None:
