@@ -20,8 +20,6 @@ shaped with :mod:`opsmate.tools.shaping` as replay shapes them.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import json
 import threading
@@ -35,6 +33,7 @@ from pydantic import BaseModel
 from opsmate.timeparse import format_time, parse_time
 from opsmate.tools import schemas as s
 from opsmate.tools.base import CallContext, ToolFailure, ToolOutput, ToolSpec
+from opsmate.tools.cursor import decode_cursor, encode_cursor
 from opsmate.tools.shaping import expand_levels, get_field, parse_terms, record_ref
 
 if TYPE_CHECKING:
@@ -105,26 +104,17 @@ def _sort(src: ElasticsearchSource) -> list[dict[str, Any]]:
 
 
 def _encode_cursor(payload: dict[str, Any]) -> str:
-    raw = json.dumps(payload, separators=(",", ":"), sort_keys=True).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    return encode_cursor(payload)
+
+
+def _check_es(payload: dict[str, Any]) -> None:
+    if not isinstance(payload.get("s"), list):
+        raise ValueError("not a cursor")
+    int(payload.get("o", 0))
 
 
 def _decode_cursor(cursor: str, ident: str) -> dict[str, Any]:
-    try:
-        payload = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        if not isinstance(payload, dict) or not isinstance(payload.get("s"), list):
-            raise ValueError("not a cursor")
-        int(payload.get("o", 0))
-    except (ValueError, TypeError, binascii.Error, UnicodeDecodeError) as exc:
-        raise ToolFailure(
-            "bad_cursor", "cursor is not a search_logs cursor; drop it to start over"
-        ) from exc
-    if payload.get("h") != ident:
-        raise ToolFailure(
-            "bad_cursor",
-            "cursor belongs to a different query; repeat the same arguments or drop cursor",
-        )
-    return payload
+    return decode_cursor(cursor, ident, _check_es)
 
 
 def _failure(exc: BaseException, src: ElasticsearchSource, env: str) -> ToolFailure:

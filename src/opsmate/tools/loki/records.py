@@ -18,8 +18,6 @@ calls, as Loki has no record ids).
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import json
 from collections.abc import Mapping
@@ -27,7 +25,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from opsmate.tools.base import ToolFailure
+from opsmate.tools.cursor import decode_cursor as _decode
+from opsmate.tools.cursor import encode_cursor
 from opsmate.tools.shaping import record_ref
 
 if TYPE_CHECKING:
@@ -149,25 +148,10 @@ def ref_of(entry: Entry, rec: Mapping[str, Any], src: LokiSource) -> str:
     return record_ref(str(svc) if svc else None, str(rid))
 
 
-def encode_cursor(payload: dict[str, Any]) -> str:
-    raw = json.dumps(payload, separators=(",", ":"), sort_keys=True).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+def _check_loki(payload: dict[str, Any]) -> None:
+    int(payload["e"]), int(payload.get("k", 0)), int(payload.get("o", 0))
 
 
 def decode_cursor(cursor: str, ident: str) -> dict[str, Any]:
     """The payload of a ``search_logs`` cursor of this query (else ``bad_cursor``)."""
-    try:
-        payload = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        if not isinstance(payload, dict):
-            raise ValueError("not a cursor")
-        int(payload["e"]), int(payload.get("k", 0)), int(payload.get("o", 0))
-    except (ValueError, TypeError, KeyError, binascii.Error, UnicodeDecodeError) as exc:
-        raise ToolFailure(
-            "bad_cursor", "cursor is not a search_logs cursor; drop it to start over"
-        ) from exc
-    if payload.get("h") != ident:
-        raise ToolFailure(
-            "bad_cursor",
-            "cursor belongs to a different query; repeat the same arguments or drop cursor",
-        )
-    return payload
+    return _decode(cursor, ident, _check_loki)
