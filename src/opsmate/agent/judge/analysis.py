@@ -313,7 +313,12 @@ def _hypotheses(
         same.sort(key=lambda f: _SHOWS.index(f.kind))
         trigger = [root.change] if root.change is not None and root.change is not root.lead else []
         for f in [*root.support[:2], *same[:3], *trigger]:
-            if f.statement in said or f is root.lead:
+            if f is root.lead:
+                continue
+            if f.statement in said:  # listed as a candidate of its own: it is established
+                for h in out:
+                    if h.statement == f.statement and h.status == "open":
+                        h.status, h.why = "confirmed", "shows or triggered the root cause"
                 continue
             said.add(f.statement)
             out.append(

@@ -39,6 +39,8 @@ def unrelated_facts(
     aliases = links.subject_aliases(subject, graph)
     dg = depgraph.build(graph, usable)
     reach = links.subject_reach(subject, dg, services)
+    if links.own_failure(usable, subject, services):
+        reach = {}  # the subject fails for a reason of its own: its neighbours can wait
     for comp in links.timing_suspects(usable, subject, dg, services):
         reach.setdefault(comp, 1)
     return {

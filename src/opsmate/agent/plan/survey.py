@@ -108,7 +108,7 @@ def _metric_survey(state: TaskState, planner: Planner) -> None:
         return (9, len(text))
 
     ranked = sorted(planner.recorded, key=rank)
-    ranked = [r for r in ranked if rank(r)[0] < 9]
+    ranked = [r for r in ranked if rank(r)[0] < 9 and not _about_others(r, state)]
     for i, r in enumerate(ranked[:6]):
         tier = Tier.SURVEY if i < 3 else Tier.CORROBORATE
         planner.add(
@@ -145,7 +145,8 @@ def _service_survey(state: TaskState, planner: Planner, ns: dict[str, str]) -> N
             reason="which Services route the failing requests, to which pods and ports",
             source="rule",
             priority=int(Tier.SURVEY) + 4,
-            essential=True,
+            # no object named: which callee fails is the question itself
+            essential=not state.subject.names,
         )
     )
     hang = _HANG.search(" ".join(state.questions))
@@ -160,3 +161,17 @@ def _service_survey(state: TaskState, planner: Planner, ns: dict[str, str]) -> N
                 essential=bool(hang),
             )
         )
+
+
+_SELECTED = re.compile(
+    r'\b(?:service|app|job|deployment|application|service_name)\s*=\s*"([^"|*.]+)"'
+)
+
+
+def _about_others(r: object, state: TaskState) -> bool:
+    """A recorded query that selects one service which is not the one asked about."""
+    focus = {s.lower() for s in [*state.constraints.services, *state.subject.names]}
+    if not focus:
+        return False
+    named = {m.lower() for m in _SELECTED.findall(str(getattr(r, "query", "")))}
+    return bool(named) and not any(n in focus or any(n.startswith(f) for f in focus) for n in named)

@@ -64,7 +64,7 @@ def rollout_seen_in_events(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
     ]
 
 
-@fact_rule("config_of_failing_workload", Tier.RUNBOOK, K.LOG_ERROR, K.CONFIG_ERROR,
+@fact_rule("config_of_failing_workload", Tier.EXPLAIN, K.LOG_ERROR, K.CONFIG_ERROR,
            K.DEPENDENCY_FAILURE, K.CRASH_LOOP, K.ERROR_RATE)  # fmt: skip
 def config_of_failing_workload(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
     """A workload that fails: was the configuration it reads (its namespace's ConfigMaps:

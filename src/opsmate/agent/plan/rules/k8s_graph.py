@@ -422,6 +422,8 @@ def workloads_behind_service(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
     a template whose labels changed?)."""
     if fact.subject is None or fact.subject.kind != "Service":
         return []
+    if ctx.subject.names and not fact.focus and not _named_by_failures(fact, ctx):
+        return []  # another Service than the one asked about, not named by its failures
     ns = fact.subject.namespace
     return keep_checks(
         [
@@ -429,3 +431,10 @@ def workloads_behind_service(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
             list_check(ctx, "StatefulSet", ns, f"Service {fact.subject.name} has no endpoints"),
         ]
     )
+
+
+def _named_by_failures(fact: Fact, ctx: RuleContext) -> bool:
+    """Whether the subject's own failing calls name the object ``fact`` is about."""
+    from opsmate.agent.judge import links
+
+    return links.depends_on(fact, links.dependencies(ctx.facts))

@@ -36,6 +36,8 @@ def resources_of_slow_service(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
         return []
     if fact.kind == K.ERROR_RATE and fact.severity != "error":
         return []  # a shifted error series alone: the request series says enough
+    if ctx.subject.names and not fact.focus:
+        return []  # another service than the one asked about
     reason = f"{svc} got slower: its CPU, throttling and memory"
     if ctx.recorded is not None:
         res = [r for r in ctx.recorded if _RESOURCE.search(f"{r.query} {r.description}")]
