@@ -26,6 +26,7 @@ from typing import Any
 
 from opsmate.capture.recorder import K8sRead, PromRead, Recorder
 from opsmate.timeparse import format_time, parse_time
+from opsmate.tools.prometheus import result_data
 from opsmate.tools.shaping import get_field
 
 _POD_LOG = "read_namespaced_pod_log"
@@ -185,16 +186,7 @@ def es_records(
 
 
 def _data(read: PromRead) -> dict[str, Any]:
-    result = read.result
-    if read.type == "range":
-        return {"resultType": "matrix", "result": result}
-    if isinstance(result, list) and len(result) == 2 and not isinstance(result[0], dict):
-        try:
-            float(result[1])
-        except (TypeError, ValueError):
-            return {"resultType": "string", "result": result}
-        return {"resultType": "scalar", "result": result}
-    return {"resultType": "vector", "result": result}
+    return result_data(read.result, instant=read.type != "range")
 
 
 def metric_entries(reads: list[PromRead]) -> list[dict[str, Any]]:

@@ -88,6 +88,18 @@ class ToolFailure(Exception):
         self.retryable = retryable
 
 
+def call_environment(asked: str | None, ctx: CallContext, default: str | None) -> str:
+    """The environment a call reads: its argument, else the task's, else the configured
+    default; none of them is ``not_configured`` (every source answers the same)."""
+    env = asked or ctx.constraints.environment or default
+    if not env:
+        raise ToolFailure(
+            "not_configured",
+            "no environment given: pass environment or set default_environment in the config",
+        )
+    return env
+
+
 def http_status_code(status: int) -> tuple[str, bool]:
     """The envelope error code for an HTTP error status of a data source, and whether a
     retry may help: 401/403 auth, 400/422 bad_request, 404 not_found, 429 and 5xx

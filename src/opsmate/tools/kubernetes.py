@@ -35,7 +35,14 @@ from pydantic import BaseModel
 
 from opsmate.tools import k8s_transport
 from opsmate.tools import schemas as s
-from opsmate.tools.base import CallContext, ToolFailure, ToolOutput, ToolSpec, http_status_code
+from opsmate.tools.base import (
+    CallContext,
+    ToolFailure,
+    ToolOutput,
+    ToolSpec,
+    call_environment,
+    http_status_code,
+)
 from opsmate.tools.shaping import (
     event_summary,
     k8s_ref,
@@ -221,12 +228,7 @@ class KubernetesTools:
         self._lock = threading.Lock()
 
     def _session(self, asked: str | None, ctx: CallContext) -> _Session:
-        env = asked or ctx.constraints.environment or self.settings.default_environment
-        if not env:
-            raise ToolFailure(
-                "not_configured",
-                "no environment given: pass environment or set default_environment",
-            )
+        env = call_environment(asked, ctx, self.settings.default_environment)
         with self._lock:
             if env not in self._clusters:
                 env_cfg = self.settings.environments.get(env)

@@ -32,7 +32,7 @@ from pydantic import BaseModel
 
 from opsmate.timeparse import format_time, parse_time
 from opsmate.tools import schemas as s
-from opsmate.tools.base import CallContext, ToolFailure, ToolOutput, ToolSpec
+from opsmate.tools.base import CallContext, ToolFailure, ToolOutput, ToolSpec, call_environment
 from opsmate.tools.cursor import decode_cursor, encode_cursor
 from opsmate.tools.shaping import expand_levels, get_field, parse_terms, record_ref
 
@@ -204,12 +204,7 @@ class LogTools:
         self._lock = threading.Lock()
 
     def _source(self, asked: str | None, ctx: CallContext) -> tuple[str, ElasticsearchSource]:
-        env = asked or ctx.constraints.environment or self.settings.default_environment
-        if not env:
-            raise ToolFailure(
-                "not_configured",
-                "no environment given: pass environment or set default_environment",
-            )
+        env = call_environment(asked, ctx, self.settings.default_environment)
         env_cfg = self.settings.environments.get(env)
         if env_cfg is None or env_cfg.elasticsearch is None:
             raise ToolFailure(

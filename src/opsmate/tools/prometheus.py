@@ -31,6 +31,7 @@ from opsmate.tools.base import (
     ToolOutput,
     ToolSpec,
     Truncation,
+    call_environment,
     http_status_code,
 )
 from opsmate.tools.shaping import alerts_output, choose_step, metric_ref, summarize_prom_data
@@ -157,16 +158,6 @@ class _Client:
         return payload["data"]
 
 
-def _environment(asked: str | None, ctx: CallContext, settings: Settings) -> str:
-    env = asked or ctx.constraints.environment or settings.default_environment
-    if not env:
-        raise ToolFailure(
-            "not_configured",
-            "no environment given: pass environment or set default_environment in the config",
-        )
-    return env
-
-
 def _scope(env: str, **items: Any) -> dict[str, Any]:
     scope = {"source": "prometheus", "environment": env, **items}
     return {k: v for k, v in scope.items() if v is not None}
@@ -188,7 +179,7 @@ def _time(raw: str | None, name: str, now: datetime) -> datetime | None:
         raise ToolFailure("bad_request", f"argument '{name}': {exc}") from exc
 
 
-def _result_data(result: Any, instant: bool) -> dict[str, Any]:
+def result_data(result: Any, instant: bool) -> dict[str, Any]:
     """The ``data`` object (resultType + result) from the client's bare ``result``."""
     if not instant:
         return {"resultType": "matrix", "result": result}
@@ -255,7 +246,7 @@ class PrometheusTools:
 
     def query_metrics(self, args: s.QueryMetricsArgs, ctx: CallContext) -> ToolOutput:
         """An instant or range PromQL query, summarised per series."""
-        env = _environment(args.environment, ctx, self.settings)
+        env = call_environment(args.environment, ctx, self.settings.default_environment)
         c = ctx.constraints
         end = _time(args.end, "end", ctx.now) or c.window_to or ctx.now
         tz = end.tzinfo
@@ -285,7 +276,7 @@ class PrometheusTools:
             else:
                 raw = cl.prom.custom_query_range(args.query, start, end, str(step), timeout=timeout)
             shaped = summarize_prom_data(
-                _result_data(raw, args.type == "instant"), tz=tz, max_points=MAX_POINTS
+                result_data(raw, args.type == "instant"), tz=tz, max_points=MAX_POINTS
             )
             data: dict[str, Any] = {"query": args.query, **shaped}
             found = bool(shaped["series_total"] or shaped.get("value"))
@@ -304,7 +295,7 @@ class PrometheusTools:
 
     def list_alerts(self, args: s.ListAlertsArgs, ctx: CallContext) -> ToolOutput:
         """Active alerts (firing / pending), or the inactive alerting rules."""
-        env = _environment(args.environment, ctx, self.settings)
+        env = call_environment(args.environment, ctx, self.settings.default_environment)
         scope = _scope(env, state=args.state)
 
         def run(cl: _Client) -> ToolOutput:
@@ -326,7 +317,7 @@ class PrometheusTools:
 
     def metric_names(self, args: MetricNamesArgs, ctx: CallContext) -> ToolOutput:
         """Metric names known to Prometheus, optionally containing ``match``."""
-        env = _environment(args.environment, ctx, self.settings)
+        env = call_environment(args.environment, ctx, self.settings.default_environment)
         scope = _scope(env, match=args.match)
 
         def run(cl: _Client) -> ToolOutput:
@@ -349,7 +340,7 @@ class PrometheusTools:
 
     def metric_metadata(self, args: MetricMetadataArgs, ctx: CallContext) -> ToolOutput:
         """Type, help and unit of metrics (from Prometheus' scrape-target metadata)."""
-        env = _environment(args.environment, ctx, self.settings)
+        env = call_environment(args.environment, ctx, self.settings.default_environment)
         scope = _scope(env, metric=args.metric)
 
         def run(cl: _Client) -> ToolOutput:

@@ -83,24 +83,7 @@ def analyse(
     deps = links.dependencies(facts)
     aliases = links.subject_aliases(subject, graph)
     services = state.constraints.services
-    dg = depgraph.build(graph, facts)
-    reach = links.subject_reach(subject, dg, services)
-    if links.own_failure(facts, subject, services):
-        # the subject fails for a reason of its own (a pool, a config, a crash): what it
-        # merely could depend on is not walked into unless its errors name it
-        reach = {}
-    for sus in links.timing_suspects(facts, subject, dg, services):
-        reach.setdefault(sus, 1)
-        for n in [*subject.names[:1], *services[:1]]:
-            src = dg.component(n) or n.lower()
-            if not dg.path(src, sus):
-                dg.add(src, sus, "inferred: down before the subject's errors began")
-    in_graph = {e.src for e in dg.edges} | {e.dst for e in dg.edges}
-    named = [n for n in [*subject.names, *services] if dg.component(n) in in_graph]
-    own = any(f.focus and f.severity != "info" for f in facts)
-    if not named and not own:  # no subject, or one the data says nothing about: timing
-        for caller, down in links.inferred_edges(facts, dg):
-            dg.add(caller, down, "inferred: down before the caller's errors began")
+    dg, reach = links.dependency_view(facts, subject, graph, services)
     state.dependencies = dg.to_json()
     rel = {
         f.key: links.relation(f, subject, graph, deps, services, aliases, reach, dg) for f in facts

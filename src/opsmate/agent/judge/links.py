@@ -305,3 +305,33 @@ def unreachable_targets(facts: list[Fact], dg: DependencyGraph) -> set[str]:
             out |= set(dg.reachable(src, max_depth=3))
     out |= {e.dst for e in dg.edges if e.via.startswith("inferred")}  # callers failing on it
     return out
+
+
+def dependency_view(
+    facts: list[Fact], subject: Subject, graph: ObjectGraph, focus_services: list[str]
+) -> tuple[DependencyGraph, dict[str, int]]:
+    """The dependency graph the facts and objects show, with the edges only timing shows
+    added, and what the subject depends on in it (component -> depth). One place for the
+    judge and the plan's hold: a subject with a failure of its own reaches nothing (what it
+    merely could depend on is not walked into unless its errors name it); components down
+    before its caller-side errors began are linked; with no subject the data connects to
+    anything, callers are linked to what went down before their errors."""
+    from opsmate.agent.observe import depgraph
+
+    dg = depgraph.build(graph, facts)
+    reach = subject_reach(subject, dg, focus_services)
+    if own_failure(facts, subject, focus_services):
+        reach = {}
+    for sus in timing_suspects(facts, subject, dg, focus_services):
+        reach.setdefault(sus, 1)
+        for n in [*subject.names[:1], *focus_services[:1]]:
+            src = dg.component(n) or n.lower()
+            if not dg.path(src, sus):
+                dg.add(src, sus, "inferred: down before the subject's errors began")
+    in_graph = {e.src for e in dg.edges} | {e.dst for e in dg.edges}
+    named = [n for n in [*subject.names, *focus_services] if dg.component(n) in in_graph]
+    own = any(f.focus and f.severity != "info" for f in facts)
+    if not named and not own:
+        for caller, down in inferred_edges(facts, dg):
+            dg.add(caller, down, "inferred: down before the caller's errors began")
+    return dg, reach

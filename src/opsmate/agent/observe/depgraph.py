@@ -249,20 +249,6 @@ def build(graph: ObjectGraph, facts: Iterable[Fact] = ()) -> DependencyGraph:
             if owner and a.ip:
                 dg.aliases.setdefault(a.ip, owner)
 
-    def resolve(host: str) -> str | None:
-        host = host.split("://", 1)[-1].split("/", 1)[0].rsplit("@", 1)[-1]
-        if not _IPPORT.fullmatch(host):
-            host = re.sub(r":\d+$", "", host)
-        elif ":" in host:
-            host = host.split(":", 1)[0]
-        comp = dg.component(host)
-        if comp:
-            return comp
-        first = host.split(".")[0]
-        if "." in host and not _IPPORT.fullmatch(host):
-            return dg.aliases.get(first) if host.count(".") >= 1 and _svc_like(host) else None
-        return None
-
     # env values, command and args that name addresses
     for p in pods:
         comp = workload_of(p)
@@ -276,12 +262,12 @@ def build(graph: ObjectGraph, facts: Iterable[Fact] = ()) -> DependencyGraph:
                 if not named and env.name and _ADDR_KEY.search(env.name):
                     named = [val.strip().lower()]
                 for h in named:
-                    dst = resolve(h) or (f"host/{h}" if "." in h or ":" in val else None)
+                    dst = dg.resolve(h) or (f"host/{h}" if "." in h or ":" in val else None)
                     if dst:
                         dg.add(comp, dst, f"env {env.name}={val[:80]}", [eid])
             for arg in [*c.command, *c.args]:
                 for h, _ in hosts_in(arg):
-                    dst = resolve(h)
+                    dst = dg.resolve(h)
                     if dst:
                         dg.add(comp, dst, f"argument {arg[:80]}", [eid])
         for v in p.volumes:
@@ -296,7 +282,7 @@ def build(graph: ObjectGraph, facts: Iterable[Fact] = ()) -> DependencyGraph:
             dg.add(f"Ingress/{ing.name}", dst, f"backend Service {svc}", [eid])
     # what facts show: a component's failing calls, metric series naming caller and callee
     for f in facts:
-        _from_fact(dg, f, resolve)
+        _from_fact(dg, f)
     return dg
 
 
@@ -319,7 +305,7 @@ def fact_component(dg: DependencyGraph, f: Fact) -> str | None:
     return None
 
 
-def _from_fact(dg: DependencyGraph, f: Fact, resolve: object) -> None:
+def _from_fact(dg: DependencyGraph, f: Fact) -> None:
     from opsmate.agent.observe.facts import FactKind as K
 
     labels = f.detail.get("labels") if isinstance(f.detail.get("labels"), dict) else None
@@ -341,6 +327,6 @@ def _from_fact(dg: DependencyGraph, f: Fact, resolve: object) -> None:
     text = f"{f.quote or ''} {f.message or ''}"
     targets += [h for h, _ in hosts_in(text)]
     for t in targets:
-        dst = resolve(t.lower()) if callable(resolve) else None
+        dst = dg.resolve(t)
         if dst and dst != src_comp:
             dg.add(src_comp, dst, f"its errors name {t}", f.evidence)

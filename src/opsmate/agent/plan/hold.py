@@ -32,17 +32,10 @@ def unrelated_facts(
     """Keys of the facts unrelated to ``subject`` (none when the question names no subject)."""
     if subject.empty():
         return set()
-    from opsmate.agent.observe import depgraph
-
     usable = [f for f in facts if f.kind != K.NO_CHANGE]
     deps = links.dependencies(usable)
     aliases = links.subject_aliases(subject, graph)
-    dg = depgraph.build(graph, usable)
-    reach = links.subject_reach(subject, dg, services)
-    if links.own_failure(usable, subject, services):
-        reach = {}  # the subject fails for a reason of its own: its neighbours can wait
-    for comp in links.timing_suspects(usable, subject, dg, services):
-        reach.setdefault(comp, 1)
+    dg, reach = links.dependency_view(usable, subject, graph, services)
     return {
         f.key
         for f in usable

@@ -19,7 +19,7 @@ from opsmate.timeparse import format_time
 from opsmate.tools import schemas as s
 from opsmate.tools.alertmanager.client import AlertmanagerClient
 from opsmate.tools.alertmanager.model import Alert
-from opsmate.tools.base import CallContext, ToolFailure, ToolOutput, ToolSpec
+from opsmate.tools.base import CallContext, ToolFailure, ToolOutput, ToolSpec, call_environment
 from opsmate.tools.shaping import alerts_output
 
 if TYPE_CHECKING:
@@ -62,12 +62,7 @@ class AlertmanagerTools:
 
     def list_alerts(self, args: s.ListAlertsArgs, ctx: CallContext) -> ToolOutput:
         """Firing alerts with their silence state (Alertmanager), else Prometheus' answer."""
-        env = args.environment or ctx.constraints.environment or self.settings.default_environment
-        if not env:
-            raise ToolFailure(
-                "not_configured",
-                "no environment given: pass environment or set default_environment in the config",
-            )
+        env = call_environment(args.environment, ctx, self.settings.default_environment)
         cfg = self.settings.environments.get(env)
         source = cfg.alertmanager if cfg else None
         has_prom = cfg is not None and cfg.prometheus is not None

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import opsmate.tools.loki.logql as logql
 from opsmate.timeparse import format_time, parse_time
 from opsmate.tools import schemas as s
-from opsmate.tools.base import CallContext, ToolFailure, ToolOutput
+from opsmate.tools.base import CallContext, ToolFailure, ToolOutput, call_environment
 from opsmate.tools.loki.client import LokiClient
 from opsmate.tools.loki.records import (
     Entry,
@@ -61,12 +61,7 @@ class LokiTools:
 
     # -- plumbing ------------------------------------------------------------------------
     def _source(self, asked: str | None, ctx: CallContext) -> tuple[str, LokiSource]:
-        env = asked or ctx.constraints.environment or self.settings.default_environment
-        if not env:
-            raise ToolFailure(
-                "not_configured",
-                "no environment given: pass environment or set default_environment",
-            )
+        env = call_environment(asked, ctx, self.settings.default_environment)
         env_cfg = self.settings.environments.get(env)
         if env_cfg is None or env_cfg.loki is None:
             raise ToolFailure(
