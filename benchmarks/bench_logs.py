@@ -34,12 +34,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from opsmate.loganalysis.parse import parse_record
+from opsmate.loganalysis.templates import TemplateMiner
 from opsmate.timeparse import format_time, parse_time
 from opsmate.tools import schemas as s
 from opsmate.tools.base import CallContext, Constraints
 from opsmate.tools.bundle import load_bundle
-from opsmate.tools.logparse import parse_record
-from opsmate.tools.logtemplates import TemplateMiner
 
 RESULTS = Path(__file__).resolve().parent / "results"
 T0 = datetime(2031, 4, 2, 8, 0, tzinfo=UTC)

@@ -23,7 +23,7 @@ FLOORS: list[tuple[str, ...]] = [
     ("opsmate", "errors", "paths", "textsafe", "timeparse", "safeyaml", "fsguard"),
     ("credentials", "config", "health"),
     # 2: typed records and model backends
-    ("records", "llm"),
+    ("records", "llm", "loganalysis"),
     # 3: runbook knowledge (indexing and retrieval)
     ("knowledge",),
     # 4: data sources behind the tool envelope

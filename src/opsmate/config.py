@@ -175,7 +175,7 @@ class ToolsConfig(_Strict):
 
 class LogsConfig(_Strict):
     """Site-specific field names of structured log lines (JSON / logfmt), looked up before
-    the built-in ones (opsmate.tools.logparse.LogFieldNames); units of duration fields."""
+    the built-in ones (opsmate.loganalysis.parse.LogFieldNames); units of duration fields."""
 
     level_fields: list[str] = Field(default_factory=list)
     message_fields: list[str] = Field(default_factory=list)

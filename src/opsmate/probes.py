@@ -16,10 +16,7 @@ from opsmate.config import Settings
 from opsmate.health import (
     Check,
     Probes,
-    check_elasticsearch,
-    check_kubernetes,
     check_openai,
-    check_prometheus,
 )
 
 __all__ = [
@@ -32,52 +29,17 @@ __all__ = [
 
 
 def start_source_probes(settings: Settings) -> Probes:
-    """Start probing every configured source at once (results in config order)."""
+    """Start probing every configured source at once (environments in config order, each
+    environment's sources in registration order)."""
+    from opsmate.tools.source import discover
+
+    sources = [source for _package, source in discover().sources if source.probe is not None]
     probes = Probes()
-    for env, cfg in settings.environments.items():
-        if cfg.prometheus:
-            p = cfg.prometheus
-            fix = f"is it running and reachable? check environments.{env}.prometheus.url"
-            probes.start(
-                f"prometheus[{env}]", fix, check_prometheus, env, p.url, p.timeout, p.verify_tls
-            )
-        if cfg.elasticsearch:
-            e = cfg.elasticsearch
-            fix = f"is it running and reachable? check environments.{env}.elasticsearch.url"
-            probes.start(
-                f"elasticsearch[{env}]",
-                fix,
-                check_elasticsearch,
-                env,
-                e.url,
-                e.timeout,
-                e.verify_tls,
-            )
-        if cfg.loki:
-            from opsmate.tools.loki.health import check_loki
-
-            fix = f"is it running and reachable? check environments.{env}.loki.url"
-            probes.start(f"loki[{env}]", fix, check_loki, env, cfg.loki)
-        if cfg.kubernetes:
-            k = cfg.kubernetes
-            fix = f"is the cluster of environments.{env}.kubernetes reachable from here?"
-            probes.start(
-                f"kubernetes[{env}]",
-                fix,
-                check_kubernetes,
-                env,
-                k.context,
-                k.kubeconfig,
-                k.timeout,
-            )
-        if cfg.alertmanager:
-            from opsmate.tools.alertmanager.health import check_alertmanager
-
-            a = cfg.alertmanager
-            fix = f"is it running and reachable? check environments.{env}.alertmanager.url"
-            probes.start(
-                f"alertmanager[{env}]", fix, check_alertmanager, env, a.url, a.timeout, a.verify_tls
-            )
+    for env in settings.environments:
+        for source in sources:
+            block = source.block(settings, env)
+            if block is not None and source.probe is not None:
+                probes.start(f"{source.key}[{env}]", source.fix_for(env), source.probe, env, block)
     return probes
 
 

@@ -18,7 +18,7 @@ from opsmate.agent.session import Session
 from opsmate.alerting.resolve import alert_options
 from opsmate.config import Settings
 from opsmate.evaluation.scoring import check_root_cause_found
-from opsmate.tools.bundle_load import load_expected
+from opsmate.tools.bundle.load import load_expected
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).parent / "data"

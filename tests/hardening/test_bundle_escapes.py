@@ -16,7 +16,7 @@ import pytest
 from hardening_util import POOL, assert_no_traceback, copy_bundle, run_cli
 
 from opsmate.errors import BundleError
-from opsmate.tools import bundle_archive
+from opsmate.tools.bundle import archive as bundle_archive
 from opsmate.tools.bundle import load_bundle
 
 

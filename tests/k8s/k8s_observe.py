@@ -12,8 +12,8 @@ from opsmate.agent.observe.registry import observe, observe_graph
 from opsmate.agent.subject import Subject
 from opsmate.tools.base import ToolResult
 from opsmate.tools.k8s_kinds import KINDS
+from opsmate.tools.kubernetes.shaping_objects import shape_object
 from opsmate.tools.shaping import event_summary, node_summary, pod_summary
-from opsmate.tools.shaping_k8s_objects import shape_object
 
 
 class Feed:

@@ -20,15 +20,15 @@ from k8s_build import CANARY, NS, malformed_objects, pod, shop_objects
 sys.path.insert(0, str(Path(__file__).parents[1] / "sources"))
 from k8s_fixture import K8sFixture, write_kubeconfig
 
+import opsmate.tools.kubernetes.transport as k8s_transport
 from opsmate.config import Settings, ToolsConfig
-from opsmate.tools import k8s_transport
 from opsmate.tools import schemas as s
 from opsmate.tools.audit import AuditLog
 from opsmate.tools.base import CallContext, Constraints, ToolFailure
 from opsmate.tools.bundle import load_bundle
 from opsmate.tools.executor import Executor
 from opsmate.tools.k8s_kinds import KIND_NAMES, KINDS
-from opsmate.tools.kubernetes import tool_specs
+from opsmate.tools.kubernetes.tools import tool_specs
 from opsmate.tools.registry import live_registry
 
 PARTIAL = "as=PartialObjectMetadata"

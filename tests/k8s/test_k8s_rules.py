@@ -16,8 +16,8 @@ from opsmate.agent.plan.tiers import Tier
 from opsmate.agent.subject import Subject
 from opsmate.records.k8s_objects import Secret
 from opsmate.tools.base import ToolResult
+from opsmate.tools.kubernetes.shaping_objects import shape_object
 from opsmate.tools.shaping import pod_summary
-from opsmate.tools.shaping_k8s_objects import shape_object
 
 TOOLS = frozenset({"list_pods", "list_objects", "get_object", "get_events", "node_conditions"})
 

@@ -13,8 +13,8 @@ from opsmate.records.k8s import Pod, parse_taint
 from opsmate.records.k8s_objects import RECORD_TYPES, LabelSelector, parse_objects
 from opsmate.records.quantity import add_quantities, format_quantity, parse_quantity
 from opsmate.tools.k8s_kinds import KIND_TABLE, KINDS, canonical_kind
+from opsmate.tools.kubernetes.shaping_objects import shape_object, shape_record
 from opsmate.tools.shaping import node_summary, pod_summary
-from opsmate.tools.shaping_k8s_objects import shape_object, shape_record
 
 
 def full_pod() -> dict:

@@ -11,7 +11,7 @@ from opsmate.agent.observe.context import ObserveContext
 from opsmate.agent.observe.facts import FactKind as K
 from opsmate.tools.base import ToolResult
 from opsmate.tools.k8s_kinds import KIND_NAMES
-from opsmate.tools.shaping_k8s_objects import shape_object
+from opsmate.tools.kubernetes.shaping_objects import shape_object
 
 # ----------------------------------------------------------------------------- references
 

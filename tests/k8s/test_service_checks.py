@@ -13,7 +13,7 @@ from k8s_observe import Feed
 
 from opsmate.agent.observe.analyzers.metrics_edges import LatencySeries, side_of
 from opsmate.agent.observe.facts import FactKind as K
-from opsmate.tools.shaping_k8s_objects import config_change
+from opsmate.tools.kubernetes.shaping_objects import config_change
 
 
 def svc(name: str, selector: dict[str, str], port: int = 80, target: int | str = 80) -> dict:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from opsmate.tools.shaping_k8s import rollout_history
-from opsmate.tools.shaping_k8s_template import template_changes
+from opsmate.tools.kubernetes.shaping import rollout_history
+from opsmate.tools.kubernetes.shaping_template import template_changes
 
 
 def rs(rev: int, env: list[dict[str, Any]], image: str = "img:1", mem: str = "256Mi") -> dict:

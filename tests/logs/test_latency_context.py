@@ -14,10 +14,10 @@ from opsmate.agent.observe.analyzers.latency_context import (
 from opsmate.agent.observe.analyzers.logs import log_stats_facts
 from opsmate.agent.observe.context import ObserveContext
 from opsmate.agent.observe.facts import FactKind as K
+from opsmate.loganalysis.parse import parse_line
+from opsmate.loganalysis.stats import StatsBuilder, stream_of
 from opsmate.records.logs import LatencyStat
 from opsmate.tools.base import ToolResult
-from opsmate.tools.logparse import parse_line
-from opsmate.tools.logstats import StatsBuilder, stream_of
 
 T0 = datetime(2031, 4, 2, 8, 0, tzinfo=UTC)
 

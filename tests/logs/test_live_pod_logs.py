@@ -19,7 +19,7 @@ from opsmate.records.base import parse_list
 from opsmate.records.logs import PodLogLine
 from opsmate.tools import schemas as s
 from opsmate.tools.base import CallContext, Constraints
-from opsmate.tools.kubernetes import tool_specs
+from opsmate.tools.kubernetes.tools import tool_specs
 
 
 @pytest.fixture

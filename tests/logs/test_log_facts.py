@@ -11,11 +11,11 @@ from opsmate.agent.observe.analyzers.logs_last_words import pod_log_facts
 from opsmate.agent.observe.context import ObserveContext
 from opsmate.agent.observe.facts import FactKind as K
 from opsmate.agent.observe.registry import result_analyzers
+from opsmate.loganalysis.parse import parse_line
+from opsmate.loganalysis.podlines import line_record
+from opsmate.loganalysis.stats import StatsBuilder
 from opsmate.records.k8s import Pod
 from opsmate.tools.base import ToolResult
-from opsmate.tools.logparse import parse_line
-from opsmate.tools.logstats import StatsBuilder
-from opsmate.tools.podlogs import line_record
 
 T0 = datetime(2031, 4, 2, 8, 0, tzinfo=UTC)
 END = T0 + timedelta(hours=1)

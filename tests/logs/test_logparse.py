@@ -7,8 +7,8 @@ import json
 import pytest
 
 from opsmate.config import LogsConfig
-from opsmate.tools import logparse
-from opsmate.tools.logparse import canonical_level, infer_level, parse_line, parse_record
+from opsmate.loganalysis import parse as logparse
+from opsmate.loganalysis.parse import canonical_level, infer_level, parse_line, parse_record
 
 
 @pytest.fixture(autouse=True)

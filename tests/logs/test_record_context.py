@@ -3,10 +3,10 @@ pool-acquire time-outs read as an exhausted pool."""
 
 from __future__ import annotations
 
-from opsmate.tools.logfields import context_of
-from opsmate.tools.logparse import parse_record
-from opsmate.tools.logsignals import classify
-from opsmate.tools.logstats import example_text
+from opsmate.loganalysis.fields import context_of
+from opsmate.loganalysis.parse import parse_record
+from opsmate.loganalysis.signals import classify
+from opsmate.loganalysis.stats import example_text
 
 
 def test_a_short_message_is_quoted_with_its_distinctive_fields() -> None:

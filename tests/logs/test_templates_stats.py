@@ -6,11 +6,11 @@ import json
 import random
 from datetime import UTC, datetime, timedelta
 
+from opsmate.loganalysis.parse import parse_line, parse_record
+from opsmate.loganalysis.signals import classify, hosts_in
+from opsmate.loganalysis.stats import StatsBuilder
+from opsmate.loganalysis.templates import TemplateMiner, mask_message
 from opsmate.records.logs import LogStats
-from opsmate.tools.logparse import parse_line, parse_record
-from opsmate.tools.logsignals import classify, hosts_in
-from opsmate.tools.logstats import StatsBuilder
-from opsmate.tools.logtemplates import TemplateMiner, mask_message
 from opsmate.tools.shaping import log_stats
 
 T0 = datetime(2031, 4, 2, 8, 0, tzinfo=UTC)

@@ -26,7 +26,7 @@ from opsmate.tools.audit import AuditLog
 from opsmate.tools.base import CallContext, Constraints, ToolFailure, ToolResult
 from opsmate.tools.bundle import load_bundle
 from opsmate.tools.executor import Executor
-from opsmate.tools.kubernetes import KUBE_CONTEXT_ENV, tool_specs
+from opsmate.tools.kubernetes.tools import KUBE_CONTEXT_ENV, tool_specs
 from opsmate.tools.registry import live_registry
 
 

@@ -16,13 +16,13 @@ from es_fixture import WINDOW_FROM, WINDOW_TO, ESFixture, es_server, sample_logs
 from prom_fixture import free_port
 
 from opsmate.config import Settings, ToolsConfig
-from opsmate.tools import logs as logs_module
 from opsmate.tools import schemas as s
 from opsmate.tools.audit import AuditLog
 from opsmate.tools.base import CallContext, Constraints, ToolFailure, ToolResult
 from opsmate.tools.bundle import load_bundle
+from opsmate.tools.elasticsearch import tools as logs_module
+from opsmate.tools.elasticsearch.tools import tool_specs
 from opsmate.tools.executor import Executor
-from opsmate.tools.logs import tool_specs
 from opsmate.tools.registry import live_registry
 
 INDEX = "logs-test-*"

@@ -25,11 +25,11 @@ from loki_fixture import LokiFixture
 from prom_fixture import free_port
 
 from opsmate.config import Settings, ToolsConfig
-from opsmate.tools import logs as es_module
 from opsmate.tools import schemas as s
 from opsmate.tools.audit import AuditLog
 from opsmate.tools.base import CallContext, Constraints, ToolFailure, ToolResult
 from opsmate.tools.bundle import load_bundle
+from opsmate.tools.elasticsearch import tools as es_module
 from opsmate.tools.executor import Executor
 from opsmate.tools.loki import tools as loki_module
 from opsmate.tools.registry import live_registry

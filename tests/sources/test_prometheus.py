@@ -20,7 +20,7 @@ from opsmate.tools import schemas as s
 from opsmate.tools.audit import AuditLog
 from opsmate.tools.base import CallContext, Constraints, ToolFailure, ToolResult
 from opsmate.tools.executor import Executor
-from opsmate.tools.prometheus import MetricMetadataArgs, MetricNamesArgs, tool_specs
+from opsmate.tools.prometheus.tools import MetricMetadataArgs, MetricNamesArgs, tool_specs
 from opsmate.tools.registry import ToolRegistry, live_registry
 from opsmate.tools.shaping import metric_ref
 

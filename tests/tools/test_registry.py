@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-import types
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -13,7 +11,6 @@ from pydantic import BaseModel
 
 from opsmate.config import Settings
 from opsmate.knowledge.types import SearchHit, SearchResponse
-from opsmate.tools import registry as registry_mod
 from opsmate.tools.audit import AuditLog
 from opsmate.tools.base import CallContext, Constraints, ToolOutput, ToolSpec
 from opsmate.tools.executor import Executor
@@ -98,19 +95,64 @@ def test_catalog_lists_every_stable_tool() -> None:
         }
 
 
-def test_live_registry_imports_sources_lazily(monkeypatch: pytest.MonkeyPatch) -> None:
-    fake = types.ModuleType("opsmate_fake_source")
-    fake.tool_specs = lambda settings: [_spec("list_alerts", ListAlertsArgs)]  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "opsmate_fake_source", fake)
-    monkeypatch.setattr(
-        registry_mod,
-        "LIVE_SOURCE_MODULES",
-        ("opsmate.tools.not_written_yet", "opsmate.tools.base", "opsmate_fake_source"),
+def _source_tree(root: Path, top: str, packages: dict[str, str]) -> None:
+    """A package ``top`` under ``root`` with one sub-package per entry (its __init__ text)."""
+    (root / top).mkdir()
+    (root / top / "__init__.py").write_text("")
+    (root / top / "plain_module.py").write_text("SOURCE = 'not a package'\n")
+    for name, text in packages.items():
+        (root / top / name).mkdir()
+        (root / top / name / "__init__.py").write_text(text)
+
+
+_SOURCE_TEXT = """
+from opsmate.tools.base import ToolSpec
+from opsmate.tools.schemas import ListAlertsArgs
+from opsmate.tools.source import Source
+
+def _specs(settings):
+    return [ToolSpec("list_alerts", "d", ListAlertsArgs, lambda a, c: None)]
+
+SOURCE = Source(key="prometheus", kind="alerts", order=5, tool_specs=_specs)
+"""
+
+
+def test_live_registry_finds_sources_by_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _source_tree(
+        tmp_path,
+        "fakesrc",
+        {
+            "good": _SOURCE_TEXT,
+            "no_source": "X = 1\n",  # a package without SOURCE is not a source
+            "broken": "import opsmate_dependency_not_installed\n",
+        },
     )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr("opsmate.tools.source.SOURCE_PACKAGE", "fakesrc")
     reg = live_registry(Settings())
     assert reg.names() == ["list_alerts"]
+    # a broken optional dependency costs only its own source, and says so
+    assert list(reg.skipped) == ["fakesrc.broken"]
+    assert "opsmate_dependency_not_installed" in reg.skipped["fakesrc.broken"]
     reg = live_registry(Settings(), retriever=FakeRetriever([]))
     assert reg.names() == ["list_alerts", "search_runbooks"]
+
+
+def test_the_real_sources_are_found_in_registration_order() -> None:
+    from opsmate.tools.source import discover
+
+    found = discover()
+    assert [s.key for _, s in found.sources] == [
+        "prometheus",
+        "elasticsearch",
+        "loki",
+        "kubernetes",
+        "alertmanager",
+    ]
+    assert found.skipped == {}
+    assert all(s.probe is not None for _, s in found.sources)
 
 
 def test_live_registry_with_the_real_source_modules() -> None:
@@ -121,15 +163,15 @@ def test_live_registry_with_the_real_source_modules() -> None:
             assert spec.args_model is ARGS_MODELS[spec.name]
 
 
-def test_a_broken_source_module_is_not_hidden(monkeypatch: pytest.MonkeyPatch) -> None:
-    broken = types.ModuleType("opsmate_broken_source")
-
-    def tool_specs(settings: Settings) -> list[ToolSpec]:
-        raise RuntimeError("bug in the source module")
-
-    broken.tool_specs = tool_specs  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "opsmate_broken_source", broken)
-    monkeypatch.setattr(registry_mod, "LIVE_SOURCE_MODULES", ("opsmate_broken_source",))
+def test_a_source_whose_tool_specs_fails_is_not_hidden(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = _SOURCE_TEXT.replace(
+        "def _specs(settings):", "def _specs(settings):\n    raise RuntimeError('bug')"
+    )
+    _source_tree(tmp_path, "fakesrc_buggy", {"buggy": text})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr("opsmate.tools.source.SOURCE_PACKAGE", "fakesrc_buggy")
     with pytest.raises(RuntimeError):
         live_registry(Settings())
 
@@ -162,19 +204,3 @@ def test_search_runbooks_tool(tmp_path: Path) -> None:
         audit=AuditLog(tmp_path / "a.jsonl"),
     ).call("search_runbooks", {"query": "nothing"})
     assert empty.status == "no_data" and empty.data["low_evidence"] is True
-
-
-def test_a_source_that_fails_to_import_is_skipped_with_a_reason(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    (tmp_path / "opsmate_bad_import_source.py").write_text("from os import no_such_name\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    fake = types.ModuleType("opsmate_good_source")
-    fake.tool_specs = lambda settings: [_spec("list_alerts", ListAlertsArgs)]  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "opsmate_good_source", fake)
-    monkeypatch.setattr(
-        registry_mod, "LIVE_SOURCE_MODULES", ("opsmate_bad_import_source", "opsmate_good_source")
-    )
-    reg = live_registry(Settings())
-    assert reg.names() == ["list_alerts"]
-    assert "no_such_name" in reg.skipped["opsmate_bad_import_source"]

@@ -230,7 +230,7 @@ class Session:
 
         Kubernetes calls in flight are aborted, so a hung API server never holds it up."""
         self._cancel.set()
-        from opsmate.tools.k8s_transport import abort_inflight
+        from opsmate.tools.kubernetes.transport import abort_inflight
 
         with contextlib.suppress(Exception):  # nothing in flight, or no Kubernetes at all
             abort_inflight()

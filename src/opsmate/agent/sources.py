@@ -136,19 +136,13 @@ def bundle_retriever(
 
 
 def source_labeler(settings: Settings) -> Any:
-    """``(source module, environment) -> "Prometheus (test, http://host:9090)"``: how a
-    source marked down is named (URL without credentials, from the config)."""
-    kinds = {
-        "prometheus": ("prometheus",),
-        "logs": ("elasticsearch", "loki"),
-        "kubernetes": ("kubernetes",),
-        "alertmanager": ("alertmanager",),
-        "loki": ("loki",),
-    }
+    """``(source keys, environment) -> "Prometheus (test, http://host:9090)"``: how a
+    source marked down is named (URL without credentials, from the config); the keys are
+    :attr:`ToolSpec.source` (``elasticsearch,loki``: whichever the environment configures)."""
 
     def label(module: str, env: str | None) -> str:
         cfg = settings.environments.get(env) if env else None
-        for attr in kinds.get(module, (module,)):
+        for attr in module.split(","):
             src = getattr(cfg, attr, None) if cfg is not None else None
             if src is None:
                 continue
@@ -191,13 +185,13 @@ def open_sources(
     notes: list[str] = []
     redactor = Redactor(settings.tools.redact_patterns)
     if bundle is not None or demo:
+        from opsmate.loganalysis.parse import configure as configure_log_fields
         from opsmate.tools.bundle import load_bundle
-        from opsmate.tools.logparse import configure as configure_log_fields
         from opsmate.tools.registry import ToolRegistry
 
         configure_log_fields(settings.logs)  # a site's own log field names, replay as live
 
-        from opsmate.tools.bundle_load import check_bundle_environment
+        from opsmate.tools.bundle.load import check_bundle_environment
 
         path = Path(bundle) if bundle is not None else demo_bundle_path()
         b = load_bundle(path)

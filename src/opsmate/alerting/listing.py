@@ -38,7 +38,7 @@ def _environment(settings: Settings, env: str | None) -> str:
 
 def _prometheus_alerts(settings: Settings, env: str) -> list[Alert]:
     """Firing alerts from Prometheus' ``/api/v1/alerts`` (no silence state there)."""
-    from opsmate.tools.prometheus import PrometheusTools
+    from opsmate.tools.prometheus.tools import PrometheusTools
 
     tools = PrometheusTools(settings)
     client = tools._client(env)

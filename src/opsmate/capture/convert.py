@@ -26,7 +26,7 @@ from typing import Any
 
 from opsmate.capture.recorder import K8sRead, PromRead, Recorder
 from opsmate.timeparse import format_time, parse_time
-from opsmate.tools.prometheus import result_data
+from opsmate.tools.prometheus.tools import result_data
 from opsmate.tools.shaping import get_field
 
 _POD_LOG = "read_namespaced_pod_log"
@@ -88,7 +88,7 @@ def _api_shape(item: Any, kind: str, api_version: str) -> dict[str, Any] | None:
 
 
 def _line_time(line: str) -> datetime | None:
-    from opsmate.tools.logparse import parse_line
+    from opsmate.loganalysis.parse import parse_line
 
     text = parse_line(line).time_text
     if not text or len(text) < 16 or not text[:4].isdigit():

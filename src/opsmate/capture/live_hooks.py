@@ -43,9 +43,9 @@ def owner_of(run: Any) -> Any:
 
 def instrument(registry: ToolRegistry, rec: Recorder) -> None:
     """Watch every live source behind ``registry`` (see the module docstring)."""
-    from opsmate.tools.kubernetes import KubernetesTools
-    from opsmate.tools.logs import LogTools
-    from opsmate.tools.prometheus import PrometheusTools
+    from opsmate.tools.elasticsearch.tools import LogTools
+    from opsmate.tools.kubernetes.tools import KubernetesTools
+    from opsmate.tools.prometheus.tools import PrometheusTools
 
     seen: set[int] = set()
     for spec in registry.specs():
@@ -171,7 +171,7 @@ def _logs(owner: Any, rec: Recorder) -> None:
 
 
 def _log_stats_followup(owner: Any, rec: Recorder) -> Any:
-    from opsmate.tools.logs import _sort, build_query
+    from opsmate.tools.elasticsearch.tools import _sort, build_query
 
     def after(args: Any, ctx: CallContext, out: ToolOutput) -> None:
         if out.status not in ("success", "partial"):

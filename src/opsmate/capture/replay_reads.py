@@ -19,11 +19,11 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from opsmate.tools.base import CallContext, ToolOutput, ToolSpec
-from opsmate.tools.shaping_k8s_common import object_name, object_namespace
+from opsmate.tools.kubernetes.shaping_common import object_name, object_namespace
 
 if TYPE_CHECKING:
     from opsmate.tools.bundle import Bundle
-    from opsmate.tools.bundle_replay import Replay
+    from opsmate.tools.bundle.replay import Replay
     from opsmate.tools.registry import ToolRegistry
 
 _KINDS_OF = {
@@ -121,7 +121,7 @@ class ReplayReads:
                 self.objects.add(i)
 
     def _logs(self, tool: str, args: Any, ctx: CallContext) -> None:
-        from opsmate.tools.bundle_replay_logs import filter_logs
+        from opsmate.tools.bundle.replay_logs import filter_logs
 
         r = self.replay
         env = args.environment or ctx.constraints.environment or r.env

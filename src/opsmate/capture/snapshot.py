@@ -246,8 +246,8 @@ def take_snapshot(settings: Any, opts: SnapshotOptions, out: Path,
                   step: Callable[[str], None] = lambda _: None) -> WrittenBundle:  # fmt: skip
     """Capture ``opts`` from the live sources of ``settings`` into the bundle ``out``."""
     from opsmate.capture.convert import live_parts
+    from opsmate.loganalysis.parse import configure
     from opsmate.tools.k8s_kinds import KIND_TABLE
-    from opsmate.tools.logparse import configure
     from opsmate.tools.redact import Redactor
     from opsmate.tools.registry import live_registry
 

@@ -92,7 +92,7 @@ def _setup(
         registry = live_registry(settings, retriever=retriever)
         return registry, constraints_from_settings(settings, environment=env), None
     from opsmate.tools.bundle import load_bundle
-    from opsmate.tools.bundle_load import check_bundle_environment
+    from opsmate.tools.bundle.load import check_bundle_environment
 
     loaded = load_bundle(bundle)
     meta = loaded.meta

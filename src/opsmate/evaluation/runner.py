@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from opsmate.errors import InputError
 from opsmate.evaluation.scoring import ScenarioScore, failed_score, score_report
 from opsmate.paths import demo_dir
-from opsmate.tools.bundle_archive import is_archive
+from opsmate.tools.bundle.archive import is_archive
 
 if TYPE_CHECKING:
     from opsmate.config import Settings

@@ -1,6 +1,6 @@
 """Records of the core Kubernetes views: pods (whole), events, nodes, rollouts.
 
-These mirror what :mod:`opsmate.tools.shaping_k8s` produces (``pod_summary``,
+These mirror what :mod:`opsmate.tools.kubernetes.shaping` produces (``pod_summary``,
 ``event_summary``, ``node_summary``, ``rollout_history``); that module builds its
 output from them. Values of Secrets never appear: an env var or volume that comes from
 a Secret names the Secret and the key, never the value.

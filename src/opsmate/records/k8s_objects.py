@@ -2,7 +2,7 @@
 
 One record per kind (Service, Endpoints, Ingress, NetworkPolicy, PVC, StorageClass,
 RBAC, quotas, HPA, PDB, Jobs and workloads ...), built by
-:mod:`opsmate.tools.shaping_k8s_objects` from API-shaped objects, live and replayed
+:mod:`opsmate.tools.kubernetes.shaping_objects` from API-shaped objects, live and replayed
 alike. Every record carries ``kind``, ``name``, ``namespace``, ``labels``, ``created``
 and ``owner``; pods and nodes use :class:`~opsmate.records.k8s.Pod` /
 :class:`~opsmate.records.k8s.Node`. What may hold a secret is never here: ConfigMaps

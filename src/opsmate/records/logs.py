@@ -42,7 +42,7 @@ class LogItem(Record):
     namespace: Text = None
     container: Text = None
     fields: AnyMap = Field(default_factory=dict)  # parsed structured fields (JSON, logfmt)
-    # what the line is (opsmate.tools.logparse), given where it adds to the record:
+    # what the line is (opsmate.loganalysis.parse), given where it adds to the record:
     text: Text = None  # the human message when the line is JSON / logfmt / prefixed text
     kind: Text = None  # json | logfmt | access | text | traceback | frame | exception | ...
     error: Text = None

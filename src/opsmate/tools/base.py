@@ -169,6 +169,9 @@ class ToolSpec:
     timeout_s: float = 20.0
     idempotent: bool = True
     token_budget: int | None = None  # None: the configured default
+    # the config block(s) of the live source serving it (``prometheus``; ``elasticsearch,loki``
+    # where each call's environment picks one); empty for bundle replay and runbook search
+    source: str = ""
 
     def json_schema(self) -> dict[str, Any]:
         return self.args_model.model_json_schema(by_alias=True)

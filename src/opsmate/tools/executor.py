@@ -81,7 +81,10 @@ class SourceDown:
 
 
 def source_module(spec: ToolSpec) -> str:
-    """The module serving ``spec`` (``prometheus``, ``logs``, ``kubernetes`` ...)."""
+    """The source serving ``spec``: its config key(s) (``prometheus``,
+    ``elasticsearch,loki`` ...), else the module its function lives in."""
+    if spec.source:
+        return spec.source
     module = str(getattr(spec.run, "__module__", "") or "")
     return module.rsplit(".", 1)[-1] or spec.name
 

@@ -11,7 +11,6 @@ search; a tool several sources provide runs, per call, on the source of the call
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import logging
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
@@ -23,25 +22,6 @@ if TYPE_CHECKING:
     from opsmate.knowledge.types import Retriever
 
 log = logging.getLogger(__name__)
-
-# live source modules, each exposing ``tool_specs(settings) -> list[ToolSpec]``
-LIVE_SOURCE_MODULES = (
-    "opsmate.tools.prometheus",
-    "opsmate.tools.logs",
-    "opsmate.tools.loki",  # before kubernetes: the Kubernetes API serves pod_logs where both are
-    "opsmate.tools.kubernetes",
-    "opsmate.tools.alertmanager",  # after prometheus: its list_alerts replaces Prometheus' one
-)
-# the environment config block each source module serves: when several modules provide a
-# tool of the same name (search_logs from Elasticsearch and Loki), each call runs on the
-# last listed module whose block the call's environment configures
-SOURCE_KEYS = {
-    "opsmate.tools.prometheus": "prometheus",
-    "opsmate.tools.logs": "elasticsearch",
-    "opsmate.tools.loki": "loki",
-    "opsmate.tools.kubernetes": "kubernetes",
-    "opsmate.tools.alertmanager": "alertmanager",
-}
 
 
 def _strip_titles(schema: Any) -> Any:
@@ -105,31 +85,12 @@ class ToolRegistry:
         return len(self._specs)
 
 
-def _source_specs(module_name: str, settings: Settings, registry: ToolRegistry) -> list[ToolSpec]:
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name == module_name:  # that source is not part of this build
-            return []
-        registry.skipped[module_name] = f"{type(exc).__name__}: {exc}"
-        log.warning("tools of %s unavailable: %s", module_name, exc)
-        return []
-    except ImportError as exc:  # a broken optional dependency must not cost the other sources
-        registry.skipped[module_name] = f"{type(exc).__name__}: {exc}"
-        log.warning("tools of %s unavailable: %s", module_name, exc)
-        return []
-    factory = getattr(module, "tool_specs", None)
-    if factory is None:
-        return []
-    return list(factory(settings))
-
-
 def _per_environment(settings: Settings, candidates: list[tuple[str, ToolSpec]]) -> ToolSpec:
     """One spec for a tool that several sources provide: each call runs the spec of the last
     source whose block its environment configures (else the last, which says what is missing)."""
-    last = candidates[-1][1]
+    key, last = candidates[-1]
     if len(candidates) == 1 or any(c.args_model is not last.args_model for _, c in candidates):
-        return last  # different arguments: the later registration replaces the earlier
+        return dataclasses.replace(last, source=key)  # the later registration replaces
 
     def run(args: Any, ctx: Any) -> Any:
         env = getattr(args, "environment", None) or ctx.constraints.environment
@@ -139,22 +100,27 @@ def _per_environment(settings: Settings, candidates: list[tuple[str, ToolSpec]])
                 return spec.run(args, ctx)
         return last.run(args, ctx)
 
-    return dataclasses.replace(last, run=run)
+    keys = ",".join(dict.fromkeys(k for k, _ in candidates))
+    return dataclasses.replace(last, run=run, source=keys)
 
 
 def live_registry(settings: Settings, *, retriever: Retriever | None = None) -> ToolRegistry:
     """The live tools for ``settings``, plus ``search_runbooks`` over ``retriever`` if given.
 
-    A source module that is absent is skipped silently; one that fails to import (a
-    broken optional dependency) is skipped with a warning and listed in
-    ``registry.skipped``, so the other sources still work. Errors raised by a
-    module's ``tool_specs`` propagate.
+    Sources are the ``SOURCE`` of each package under ``opsmate.tools``
+    (:func:`opsmate.tools.source.discover`); one that fails to import (a broken optional
+    dependency) is skipped with a warning and listed in ``registry.skipped``, so the other
+    sources still work. Errors raised by a source's ``tool_specs`` propagate.
     """
+    from opsmate.tools.source import discover
+
     registry = ToolRegistry()
+    found = discover()
+    registry.skipped.update(found.skipped)
     offered: dict[str, list[tuple[str, ToolSpec]]] = {}
-    for module_name in LIVE_SOURCE_MODULES:
-        for spec in _source_specs(module_name, settings, registry):
-            offered.setdefault(spec.name, []).append((SOURCE_KEYS.get(module_name, ""), spec))
+    for _package, source in found.sources:
+        for spec in source.tool_specs(settings):
+            offered.setdefault(spec.name, []).append((source.key, spec))
     for candidates in offered.values():
         registry.register(_per_environment(settings, candidates))
     if retriever is not None:

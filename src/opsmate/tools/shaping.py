@@ -4,7 +4,7 @@ Raw answers from Prometheus, Elasticsearch and Kubernetes are far too large and 
 irregular to hand to a model. These functions turn them into small, stable
 dictionaries: a per-series summary for metrics, counts by level and normalised
 message for logs, and compact pod / event / rollout / node views for Kubernetes
-(those live in :mod:`opsmate.tools.shaping_k8s` and are re-exported here).
+(those live in :mod:`opsmate.tools.kubernetes.shaping` and are re-exported here).
 
 Everything here is pure: no I/O, no clients, no clocks; the same input always
 gives the same output, so live tools and replay agree exactly.
@@ -19,10 +19,10 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, tzinfo
 from typing import Any
 
+from opsmate.loganalysis.templates import ID_MASKS
 from opsmate.timeparse import format_time, parse_time
 from opsmate.tools.base import ToolOutput
-from opsmate.tools.logtemplates import ID_MASKS
-from opsmate.tools.shaping_k8s import (
+from opsmate.tools.kubernetes.shaping import (
     event_summary,
     k8s_ref,
     matches_label_selector,
@@ -346,9 +346,9 @@ def log_stats(
 ) -> dict[str, Any]:
     """Counts by level, message templates, rare errors, latency and status of ``records``.
 
-    Each record's message is parsed (:mod:`opsmate.tools.logparse`: JSON-in-message,
+    Each record's message is parsed (:mod:`opsmate.loganalysis.parse`: JSON-in-message,
     logfmt, text layouts, inferred levels) and mined into templates with Drain
-    (:mod:`opsmate.tools.logtemplates`); :class:`opsmate.tools.logstats.StatsBuilder`
+    (:mod:`opsmate.loganalysis.templates`); :class:`opsmate.loganalysis.stats.StatsBuilder`
     builds the answer (a :class:`opsmate.records.logs.LogStats`): ``total``,
     ``by_level`` (levels as written, lower-cased; ``unknown`` when none was written),
     ``by_level_inferred``, ``distinct_messages``, ``top_messages`` and ``rare_errors``
@@ -359,8 +359,8 @@ def log_stats(
     record's message as written (the executor redacts it). With ``ref_of``, each group
     carries ``example_ref``.
     """
-    from opsmate.tools.logparse import parse_record
-    from opsmate.tools.logstats import StatsBuilder, stream_of
+    from opsmate.loganalysis.parse import parse_record
+    from opsmate.loganalysis.stats import StatsBuilder, stream_of
 
     rows: list[tuple[Mapping[str, Any], Any, datetime | None]] = []
     for rec in records:

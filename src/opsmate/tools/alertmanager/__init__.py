@@ -11,15 +11,17 @@ imported here (httpx is imported when a request is made).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from opsmate.tools.alertmanager.model import Alert
+from opsmate.tools.source import Source
 
 if TYPE_CHECKING:
     from opsmate.config import Settings
+    from opsmate.health import Check
     from opsmate.tools.base import ToolSpec
 
-__all__ = ["Alert", "tool_specs"]
+__all__ = ["SOURCE", "Alert", "tool_specs"]
 
 
 def tool_specs(settings: Settings) -> list[ToolSpec]:
@@ -27,3 +29,18 @@ def tool_specs(settings: Settings) -> list[ToolSpec]:
     from opsmate.tools.alertmanager.tools import tool_specs as specs
 
     return specs(settings)
+
+
+def _probe(env: str, block: Any) -> Check:
+    from opsmate.tools.alertmanager.health import check_alertmanager
+
+    return check_alertmanager(env, block.url, block.timeout, block.verify_tls)
+
+
+SOURCE = Source(
+    key="alertmanager",
+    kind="alerts",
+    order=50,  # after Prometheus: its list_alerts replaces Prometheus' one
+    tool_specs=tool_specs,
+    probe=_probe,
+)

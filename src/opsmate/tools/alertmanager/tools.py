@@ -3,7 +3,7 @@
 Alertmanager knows the alerts that fire, and whether each is silenced or inhibited
 (and by which silence); Prometheus knows pending alerts and the inactive rules. So
 ``list_alerts`` asks the environment's Alertmanager for firing alerts and falls back to
-the Prometheus implementation (:class:`opsmate.tools.prometheus.PrometheusTools`) for
+the Prometheus implementation (:class:`opsmate.tools.prometheus.tools.PrometheusTools`) for
 ``state=pending|inactive`` and for environments without an Alertmanager. The answer has
 the shape bundle replay and Prometheus give (``alerts``, ``count``), each alert with
 ``silenced``, ``silenced_by``, ``inhibited`` and ``fingerprint`` added, plus the active
@@ -55,7 +55,7 @@ class AlertmanagerTools:
 
     def _prometheus(self) -> Any:
         if self._prom is None:
-            from opsmate.tools.prometheus import PrometheusTools
+            from opsmate.tools.prometheus.tools import PrometheusTools
 
             self._prom = PrometheusTools(self.settings)
         return self._prom

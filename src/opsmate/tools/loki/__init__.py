@@ -11,17 +11,17 @@ from Loki; where Kubernetes is configured too, the Kubernetes API serves it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from opsmate.tools import schemas as s
 from opsmate.tools.base import ToolSpec
+from opsmate.tools.source import Source
 
 if TYPE_CHECKING:
     from opsmate.config import Settings
+    from opsmate.health import Check
 
-__all__ = ["SOURCE_KEY", "tool_specs"]
-
-SOURCE_KEY = "loki"  # the key of an environment's config block this source serves
+__all__ = ["SOURCE", "tool_specs"]
 
 
 def tool_specs(settings: Settings) -> list[ToolSpec]:
@@ -32,3 +32,18 @@ def tool_specs(settings: Settings) -> list[ToolSpec]:
         ToolSpec(name, s.DESCRIPTIONS[name], s.ARGS_MODELS[name], run)
         for name, run in tool_specs_for(settings)
     ]
+
+
+def _probe(env: str, block: Any) -> Check:
+    from opsmate.tools.loki.health import check_loki
+
+    return check_loki(env, block)
+
+
+SOURCE = Source(
+    key="loki",
+    kind="logs",
+    order=30,  # before Kubernetes: the Kubernetes API serves pod_logs where both are configured
+    tool_specs=tool_specs,
+    probe=_probe,
+)

@@ -1,7 +1,7 @@
 """Counting and grouping behind Loki's ``log_stats`` and ``pod_logs`` answers.
 
 :func:`level_counts` counts every matching record per level and bucket with metric
-queries over the buckets Elasticsearch answers with (:func:`opsmate.tools.logs_aggs.grid`).
+queries over the buckets Elasticsearch answers with (:func:`opsmate.tools.elasticsearch.aggs.grid`).
 Loki evaluates ``count_over_time(... [r])`` at ``t`` over ``(t - r, t]``, so bucket
 ``[lo, hi)`` is the value at ``hi - 1 ns`` with ``r = hi - lo``: whole buckets come from
 one range query (``step`` = the bucket width), the first and last bucket, cut by the
@@ -9,7 +9,7 @@ call's window, from one evaluation each. Ranges are whole milliseconds, so count
 exact for record times of millisecond precision.
 
 :func:`stats_from_sample` groups sampled records with the shared
-:class:`opsmate.tools.logstats.StatsBuilder`; :func:`pod_tail` shapes a pod's lines as
+:class:`opsmate.loganalysis.stats.StatsBuilder`; :func:`pod_tail` shapes a pod's lines as
 the Kubernetes and bundle ``pod_logs`` do.
 """
 
@@ -20,14 +20,14 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import opsmate.tools.loki.logql as logql
+from opsmate.loganalysis.parse import canonical_level, parse_record
+from opsmate.loganalysis.podlines import POD_LOGS_CHARS, fit_tail, line_record
+from opsmate.loganalysis.stats import StatsBuilder, stream_of
 from opsmate.timeparse import format_time, parse_time
 from opsmate.tools import schemas as s
 from opsmate.tools.base import ToolOutput
-from opsmate.tools.logparse import canonical_level, parse_record
-from opsmate.tools.logs_aggs import Grid, grid
-from opsmate.tools.logstats import StatsBuilder, stream_of
+from opsmate.tools.elasticsearch.aggs import Grid, grid
 from opsmate.tools.loki.records import Entry, entry_time, ns_of, ref_of, to_record
-from opsmate.tools.podlogs import POD_LOGS_CHARS, fit_tail, line_record
 
 if TYPE_CHECKING:
     from opsmate.config import LokiSource

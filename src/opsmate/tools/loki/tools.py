@@ -9,7 +9,7 @@
   each evaluated at the bucket's last nanosecond, since a range covers ``(t - range, t]``);
   templates, rare errors, durations and status codes from two samples, the
   :data:`STATS_SAMPLE` most recent records and the :data:`ERROR_SAMPLE` most recent
-  error-like ones, grouped by the shared :class:`opsmate.tools.logstats.StatsBuilder`.
+  error-like ones, grouped by the shared :class:`opsmate.loganalysis.stats.StatsBuilder`.
 - ``pod_logs``: the newest ``tail_lines`` of one pod (``{pod="..."}``), for environments
   whose pods' logs are read from Loki rather than the Kubernetes API.
 """
@@ -52,7 +52,7 @@ class LokiTools:
     """The log tools over the Loki of each configured environment."""
 
     def __init__(self, settings: Settings) -> None:
-        from opsmate.tools.logparse import configure
+        from opsmate.loganalysis.parse import configure
 
         self.settings = settings
         configure(getattr(settings, "logs", None))
@@ -143,7 +143,7 @@ class LokiTools:
     # -- search_logs ---------------------------------------------------------------------
     def search_logs(self, args: s.SearchLogsArgs, ctx: CallContext) -> ToolOutput:
         """One page of matching records, newest first; ``next_cursor`` for the next page."""
-        from opsmate.tools.logparse import parse_record, parsed_extras
+        from opsmate.loganalysis.parse import parse_record, parsed_extras
 
         env, src = self._source(args.environment, ctx)
         ident = hashlib.sha256(

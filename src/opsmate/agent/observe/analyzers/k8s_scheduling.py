@@ -91,7 +91,7 @@ def _pod_terms(p: Pod, kind: str) -> list[dict[str, Any]]:
 
 
 def _selector(raw: Any) -> LabelSelector:
-    from opsmate.tools.shaping_k8s_common import selector
+    from opsmate.tools.kubernetes.shaping_common import selector
 
     return LabelSelector.model_validate(selector(raw if isinstance(raw, dict) else {}))
 

@@ -13,7 +13,7 @@ that are slow or shifted are ``LATENCY`` facts, and a slow dependency (a databas
 query, an upstream request) is also a ``DEPENDENCY_FAILURE`` naming it; ``status``
 entries with failed requests are ``ERROR_RATE`` facts naming the endpoint.
 
-``search_logs`` items are parsed the same way (:mod:`opsmate.tools.logparse`) and
+``search_logs`` items are parsed the same way (:mod:`opsmate.loganalysis.parse`) and
 grouped by template.
 """
 
@@ -39,6 +39,9 @@ from opsmate.agent.observe.context import ObserveContext
 from opsmate.agent.observe.facts import Fact, FactKind, ObjRef
 from opsmate.agent.observe.registry import for_tools
 from opsmate.agent.observe.text import hm
+from opsmate.loganalysis.parse import parse_record
+from opsmate.loganalysis.signals import Signal, classify, hosts_in
+from opsmate.loganalysis.stats import example_text
 from opsmate.records.base import parse_list, parse_one
 from opsmate.records.logs import (
     Buckets,
@@ -50,9 +53,6 @@ from opsmate.records.logs import (
     StatusStat,
 )
 from opsmate.tools.base import ToolResult
-from opsmate.tools.logparse import parse_record
-from opsmate.tools.logsignals import Signal, classify, hosts_in
-from opsmate.tools.logstats import example_text
 
 MAX_ERROR_FACTS = 10
 MAX_WARNING_FACTS = 3

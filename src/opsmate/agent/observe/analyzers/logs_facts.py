@@ -1,6 +1,6 @@
 """Building facts from what log lines say (shared by the log analyzers).
 
-A log line's :class:`~opsmate.tools.logsignals.Signal` decides the fact kind: a
+A log line's :class:`~opsmate.loganalysis.signals.Signal` decides the fact kind: a
 dependency failure (DNS, refused, timed out, a 5xx from a named service) is
 ``DEPENDENCY_FAILURE`` naming the dependency in ``objects`` (kind ``host`` for an
 address, ``app`` for a service name); a configuration error (an undefined environment
@@ -26,9 +26,9 @@ from opsmate.agent.observe.context import ObserveContext
 from opsmate.agent.observe.facts import Fact, FactKind, ObjRef, Severity
 from opsmate.agent.observe.text import clip, span
 from opsmate.agent.signals import looks_like_instruction, match_terms
+from opsmate.loganalysis.signals import Signal
+from opsmate.loganalysis.templates import mask_message
 from opsmate.records.logs import Buckets
-from opsmate.tools.logsignals import Signal
-from opsmate.tools.logtemplates import mask_message
 
 KIND_OF_SIGNAL: dict[str | None, FactKind] = {
     "dependency": FactKind.DEPENDENCY_FAILURE,

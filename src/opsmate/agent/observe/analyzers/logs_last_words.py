@@ -30,12 +30,12 @@ from opsmate.agent.observe.context import ObserveContext
 from opsmate.agent.observe.facts import Fact, FactKind, ObjRef
 from opsmate.agent.observe.registry import for_tools
 from opsmate.agent.observe.text import clip, workload_of
+from opsmate.loganalysis.parse import parse_line, strip_timestamp
+from opsmate.loganalysis.signals import Signal, classify, hosts_in
 from opsmate.records.base import parse_list
 from opsmate.records.k8s import Pod
 from opsmate.records.logs import PodLogLine
 from opsmate.tools.base import ToolResult
-from opsmate.tools.logparse import parse_line, strip_timestamp
-from opsmate.tools.logsignals import Signal, classify, hosts_in
 
 BLOCK = 15  # lines before the end that are read as the last words
 QUOTED = 4  # key lines quoted in the statement

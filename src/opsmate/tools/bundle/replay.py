@@ -21,7 +21,7 @@ from typing import Any
 from opsmate.timeparse import format_time, parse_time
 from opsmate.tools import schemas as s
 from opsmate.tools.base import CallContext, ToolErrorInfo, ToolFailure, ToolOutput
-from opsmate.tools.bundle_load import LoadedData, RecordedQuery
+from opsmate.tools.bundle.load import LoadedData, RecordedQuery
 from opsmate.tools.shaping import (
     alerts_output,
     metric_ref,

@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field, create_model
 
 from opsmate.errors import BundleError
-from opsmate.tools import bundle_replay_k8s as k8s
-from opsmate.tools import bundle_replay_logs as logs
 from opsmate.tools.base import ToolOutput, ToolSpec
-from opsmate.tools.bundle_archive import extract_archive, is_archive
-from opsmate.tools.bundle_load import (
+from opsmate.tools.bundle import replay_k8s as k8s
+from opsmate.tools.bundle import replay_logs as logs
+from opsmate.tools.bundle.archive import extract_archive, is_archive
+from opsmate.tools.bundle.load import (
     BUNDLE_FORMAT,
     BundleMeta,
     Expected,
@@ -35,7 +35,7 @@ from opsmate.tools.bundle_load import (
     load_dir,
     load_expected,
 )
-from opsmate.tools.bundle_replay import Replay
+from opsmate.tools.bundle.replay import Replay
 from opsmate.tools.schemas import ARGS_MODELS, DESCRIPTIONS, QueryMetricsArgs
 
 if TYPE_CHECKING:

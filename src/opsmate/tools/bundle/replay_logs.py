@@ -5,7 +5,7 @@ time range, service (the record's ``service``, or the service a JSON line names
 itself), environment, level, and free-text terms that must all appear
 (case-insensitive, anywhere in the record; ``"quoted phrases"`` kept whole, ``-term``
 excludes). The level filter matches a record's level as understood
-(:mod:`opsmate.tools.logparse`): the level field, else the level written in the line
+(:mod:`opsmate.loganalysis.parse`): the level field, else the level written in the line
 (JSON, ``[ERROR]``, ``ERROR:`` ...), else the level inferred from its content, so an
 unleveled ``Could not resolve host`` is found by ``level=error``; aliases (``warn`` /
 ``warning``, ``fatal`` / ``critical``) and comma-separated lists match as before.
@@ -28,15 +28,15 @@ from collections.abc import Iterator, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
+from opsmate.loganalysis.parse import ParsedLine, canonical_level, parse_record, parsed_extras
+from opsmate.loganalysis.podlines import POD_LOGS_CHARS, fit_tail, line_record
+from opsmate.loganalysis.stats import StatsBuilder, stream_of
+from opsmate.loganalysis.templates import TemplateMiner
 from opsmate.timeparse import parse_time
 from opsmate.tools import schemas as s
 from opsmate.tools.base import CallContext, ToolFailure, ToolOutput
-from opsmate.tools.bundle_replay import Replay
-from opsmate.tools.logparse import ParsedLine, canonical_level, parse_record, parsed_extras
-from opsmate.tools.logs_aggs import grid
-from opsmate.tools.logstats import StatsBuilder, stream_of
-from opsmate.tools.logtemplates import TemplateMiner
-from opsmate.tools.podlogs import POD_LOGS_CHARS, fit_tail, line_record
+from opsmate.tools.bundle.replay import Replay
+from opsmate.tools.elasticsearch.aggs import grid
 from opsmate.tools.shaping import expand_levels, get_field, parse_terms, record_ref
 
 _CHECK_EVERY = 2048  # records between two looks at the deadline

@@ -3,10 +3,10 @@
 Each call reads one kind of :mod:`opsmate.tools.k8s_kinds` through the kubernetes
 client's typed API method for it, with ``_preload_content=False`` (the JSON the server
 sent; the typed models reject objects lacking a field the OpenAPI spec marks required),
-and shapes it with :func:`~opsmate.tools.shaping_k8s_objects.shape_object`, as bundle
+and shapes it with :func:`~opsmate.tools.kubernetes.shaping_objects.shape_object`, as bundle
 replay does. Secrets are requested as ``PartialObjectMetadata`` (the ``Accept`` header
 below), so their data never leaves the API server. Namespaced kinds are read in the
-call's namespace(s) (see :class:`~opsmate.tools.kubernetes.KubernetesTools`), cluster-
+call's namespace(s) (see :class:`~opsmate.tools.kubernetes.tools.KubernetesTools`), cluster-
 scoped kinds cluster-wide. A 403 on one kind is an ``auth`` error of that call only.
 
 ``data``: ``{"kind", "items": [record ...], "count"}``; a get adds ``name`` and ``found``
@@ -22,13 +22,13 @@ from typing import Any, Protocol
 from opsmate.tools import schemas as s
 from opsmate.tools.base import CallContext, ToolFailure, ToolOutput
 from opsmate.tools.k8s_kinds import KINDS, KindInfo
-from opsmate.tools.shaping_k8s import parse_label_selector
-from opsmate.tools.shaping_k8s_common import k8s_ref, object_name, object_namespace
-from opsmate.tools.shaping_k8s_objects import shape_object
+from opsmate.tools.kubernetes.shaping import parse_label_selector
+from opsmate.tools.kubernetes.shaping_common import k8s_ref, object_name, object_namespace
+from opsmate.tools.kubernetes.shaping_objects import shape_object
 
 
 class _Session(Protocol):
-    """What these tools use of one call's cluster session (:mod:`opsmate.tools.kubernetes`
+    """What these tools use of one call's cluster session (:mod:`opsmate.tools.kubernetes.tools`
     provides it; a protocol here, so this module does not import that one back)."""
 
     cl: Any

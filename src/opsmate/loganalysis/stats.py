@@ -1,7 +1,7 @@
 """The log_stats answer: templates, levels, rare errors, latency and status over time.
 
-:class:`StatsBuilder` reads parsed lines (:mod:`opsmate.tools.logparse`) one at a time
-and keeps, per template (:mod:`opsmate.tools.logtemplates`) and canonical level, the
+:class:`StatsBuilder` reads parsed lines (:mod:`opsmate.loganalysis.parse`) one at a time
+and keeps, per template (:mod:`opsmate.loganalysis.templates`) and canonical level, the
 count, written and inferred levels, first / last time, one verbatim example and a
 timeline; per endpoint (or template) the durations and the status codes. Its
 :meth:`~StatsBuilder.result` is a :class:`opsmate.records.logs.LogStats` in JSON form:
@@ -33,10 +33,10 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
+from opsmate.loganalysis.parse import LEVEL_RANK, ParsedLine
+from opsmate.loganalysis.signals import classify
+from opsmate.loganalysis.templates import TemplateMiner
 from opsmate.timeparse import format_time
-from opsmate.tools.logparse import LEVEL_RANK, ParsedLine
-from opsmate.tools.logsignals import classify
-from opsmate.tools.logtemplates import TemplateMiner
 
 __all__ = ["ERROR_OUTCOMES", "StatsBuilder", "example_text", "percentile", "stream_of"]
 

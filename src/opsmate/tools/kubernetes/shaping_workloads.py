@@ -1,6 +1,6 @@
 """Records of quotas, LimitRanges, HPAs, PDBs, Jobs, CronJobs, workloads and admission
 webhooks from API-shaped objects (the limits and workload half of
-:mod:`opsmate.tools.shaping_k8s_objects`, whose ``shape_object`` is the entry point).
+:mod:`opsmate.tools.kubernetes.shaping_objects`, whose ``shape_object`` is the entry point).
 Shaping never raises: a field of the wrong type becomes its empty value; a workload's pod
 template is read as a :class:`~opsmate.records.k8s.Pod` without status.
 """
@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from datetime import tzinfo
 from typing import Any
 
-from opsmate.tools.shaping_k8s_common import (
+from opsmate.tools.kubernetes.shaping_common import (
     annotation,
     as_list,
     conditions,
@@ -24,7 +24,7 @@ from opsmate.tools.shaping_k8s_common import (
     text,
     time_text,
 )
-from opsmate.tools.shaping_k8s_pod import pod_template
+from opsmate.tools.kubernetes.shaping_pod import pod_template
 
 Shaper = Callable[[Any, tzinfo | None], dict[str, Any]]
 

@@ -1,7 +1,7 @@
 """Kubernetes tools replayed from a bundle's ``k8s/*.yaml`` objects.
 
 Each function is ``(replay, args, ctx) -> ToolOutput``; :class:`~opsmate.tools.bundle.Bundle`
-binds them to its :class:`~opsmate.tools.bundle_replay.Replay`. Views come from the
+binds them to its :class:`~opsmate.tools.bundle.replay.Replay`. Views come from the
 same shaping functions the live Kubernetes tool uses, and an object with fields of the
 wrong type (labels as a list, ``spec`` as a string) is shaped with those fields empty.
 
@@ -19,8 +19,16 @@ from typing import Any
 from opsmate.timeparse import parse_time
 from opsmate.tools import schemas as s
 from opsmate.tools.base import CallContext, ToolFailure, ToolOutput
-from opsmate.tools.bundle_replay import Replay, not_available
+from opsmate.tools.bundle.replay import Replay, not_available
 from opsmate.tools.k8s_kinds import KINDS, canonical_kind
+from opsmate.tools.kubernetes.shaping_common import (
+    name_matches,
+    object_name,
+    object_namespace,
+    str_map,
+    text,
+)
+from opsmate.tools.kubernetes.shaping_objects import shape_object
 from opsmate.tools.shaping import (
     event_summary,
     k8s_ref,
@@ -29,14 +37,6 @@ from opsmate.tools.shaping import (
     pod_summary,
 )
 from opsmate.tools.shaping import rollout_history as shape_rollout
-from opsmate.tools.shaping_k8s_common import (
-    name_matches,
-    object_name,
-    object_namespace,
-    str_map,
-    text,
-)
-from opsmate.tools.shaping_k8s_objects import shape_object
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 

@@ -16,12 +16,12 @@ from collections.abc import Mapping, Sequence
 from datetime import tzinfo
 from typing import Any
 
-from opsmate.tools.shaping_k8s_common import as_list as _list
-from opsmate.tools.shaping_k8s_common import get as _g
-from opsmate.tools.shaping_k8s_common import integer, k8s_ref, str_map, text
-from opsmate.tools.shaping_k8s_common import time_text as _time
-from opsmate.tools.shaping_k8s_pod import pod_summary
-from opsmate.tools.shaping_k8s_template import template_changes
+from opsmate.tools.kubernetes.shaping_common import as_list as _list
+from opsmate.tools.kubernetes.shaping_common import get as _g
+from opsmate.tools.kubernetes.shaping_common import integer, k8s_ref, str_map, text
+from opsmate.tools.kubernetes.shaping_common import time_text as _time
+from opsmate.tools.kubernetes.shaping_pod import pod_summary
+from opsmate.tools.kubernetes.shaping_template import template_changes
 
 __all__ = [
     "event_summary",

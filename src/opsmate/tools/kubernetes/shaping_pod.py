@@ -17,7 +17,7 @@ from datetime import tzinfo
 from typing import Any
 
 from opsmate.records.k8s import Pod, toleration_text
-from opsmate.tools.shaping_k8s_common import (
+from opsmate.tools.kubernetes.shaping_common import (
     as_list,
     as_map,
     conditions,

@@ -1,7 +1,7 @@
 """Elasticsearch aggregations behind ``log_stats``: counted by the server, not pulled.
 
 One search carries every aggregation (the answer's ``size`` is a small sample of recent
-records for templates, see :mod:`opsmate.tools.logs`):
+records for templates, see :mod:`opsmate.tools.elasticsearch.tools`):
 
 - ``by_level``: terms on the level field (exact counts of every matching record);
 - ``timeline``: a date_histogram over the call's window (``fixed_interval``,
@@ -25,9 +25,9 @@ from datetime import UTC, datetime
 from statistics import median
 from typing import TYPE_CHECKING, Any
 
+from opsmate.loganalysis.parse import canonical_level, duration_unit_ms
+from opsmate.loganalysis.stats import ERROR_OUTCOMES
 from opsmate.timeparse import format_time
-from opsmate.tools.logparse import canonical_level, duration_unit_ms
-from opsmate.tools.logstats import ERROR_OUTCOMES
 
 if TYPE_CHECKING:
     from opsmate.config import ElasticsearchSource

@@ -14,8 +14,8 @@ import json
 from datetime import datetime
 from typing import Any
 
+from opsmate.loganalysis.parse import ParsedLine
 from opsmate.timeparse import format_time, parse_time
-from opsmate.tools.logparse import ParsedLine
 
 POD_LOGS_CHARS = 2800  # the typed records of a pod_logs answer: the newest lines within this
 

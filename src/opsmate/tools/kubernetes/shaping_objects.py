@@ -16,8 +16,8 @@ from typing import Any
 
 from opsmate.records.base import Record
 from opsmate.records.k8s_objects import RECORD_TYPES
-from opsmate.tools.shaping_k8s import node_summary
-from opsmate.tools.shaping_k8s_common import (
+from opsmate.tools.kubernetes.shaping import node_summary
+from opsmate.tools.kubernetes.shaping_common import (
     annotation,
     as_list,
     base_fields,
@@ -33,8 +33,8 @@ from opsmate.tools.shaping_k8s_common import (
     text,
     time_text,
 )
-from opsmate.tools.shaping_k8s_pod import build_pod
-from opsmate.tools.shaping_k8s_workloads import WORKLOAD_SHAPERS
+from opsmate.tools.kubernetes.shaping_pod import build_pod
+from opsmate.tools.kubernetes.shaping_workloads import WORKLOAD_SHAPERS
 
 INGRESS_CLASS_ANNOTATION = "kubernetes.io/ingress.class"
 
@@ -448,7 +448,7 @@ def shape_record(kind: str, obj: Any, *, tz: tzinfo | None = None) -> Record:
 def shape_object(kind: str, obj: Any, *, tz: tzinfo | None = None) -> dict[str, Any]:
     """The JSON of :func:`shape_record` (what goes into the envelope's ``data.items``)."""
     if kind == "Pod":
-        from opsmate.tools.shaping_k8s_pod import pod_summary
+        from opsmate.tools.kubernetes.shaping_pod import pod_summary
 
         return pod_summary(obj if isinstance(obj, Mapping) else {}, tz=tz)
     out = shape_record(kind, obj, tz=tz).dump()

@@ -3,7 +3,7 @@
 Every problem is a :class:`~opsmate.errors.BundleError` whose message names the
 file and, where there is one, the line (``metrics.yaml:14: entry 3: ...``), so a
 person fixing a hand-written bundle knows where to look. Archive handling lives in
-:mod:`opsmate.tools.bundle_archive`; replay in :mod:`opsmate.tools.bundle_replay`.
+:mod:`opsmate.tools.bundle.archive`; replay in :mod:`opsmate.tools.bundle.replay`.
 """
 
 from __future__ import annotations

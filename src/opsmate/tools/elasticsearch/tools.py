@@ -2,9 +2,9 @@
 
 Tools: ``search_logs`` (time range, service, environment, level and free-text terms,
 newest first, ``search_after`` pagination; each item also says what its line is, see
-:mod:`opsmate.tools.logparse`) and ``log_stats``: levels, a level timeline, duration
+:mod:`opsmate.loganalysis.parse`) and ``log_stats``: levels, a level timeline, duration
 percentiles and status codes counted by the server with aggregations
-(:mod:`opsmate.tools.logs_aggs`), and message templates (Drain), rare errors and
+(:mod:`opsmate.tools.elasticsearch.aggs`), and message templates (Drain), rare errors and
 durations written in the text from two samples: the :data:`STATS_SAMPLE` most recent
 matching records and the :data:`ERROR_SAMPLE` most recent error-like ones (so a single
 ERROR among 100,000 INFO records is still grouped).
@@ -196,7 +196,7 @@ class LogTools:
     """``search_logs`` and ``log_stats`` over the configured environments."""
 
     def __init__(self, settings: Settings) -> None:
-        from opsmate.tools.logparse import configure
+        from opsmate.loganalysis.parse import configure
 
         self.settings = settings
         configure(getattr(settings, "logs", None))  # site field names of JSON / logfmt lines
@@ -306,7 +306,7 @@ class LogTools:
         hits = hits[:page_size]
         ref = self._ref_of(src)
         items = []
-        from opsmate.tools.logparse import parse_record, parsed_extras
+        from opsmate.loganalysis.parse import parse_record, parsed_extras
 
         level_src = src.level_field.removesuffix(".keyword")
         for hit in hits:
@@ -343,9 +343,9 @@ class LogTools:
         """Counted by the server: levels, a level timeline, duration percentiles, status codes
         (and templates, with a ``template_field``); templates, rare errors and text durations
         from two samples: the most recent records and the most recent error-like ones."""
-        from opsmate.tools.logparse import parse_record
-        from opsmate.tools.logs_aggs import apply_aggs, error_query, grid, stats_aggs
-        from opsmate.tools.logstats import StatsBuilder, stream_of
+        from opsmate.loganalysis.parse import parse_record
+        from opsmate.loganalysis.stats import StatsBuilder, stream_of
+        from opsmate.tools.elasticsearch.aggs import apply_aggs, error_query, grid, stats_aggs
 
         env, src = self._source(args.environment, ctx)
         start, end = self._window(args.from_, args.to, ctx)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from opsmate.tools.shaping_k8s_common import as_list, get, str_map, strings, text
+from opsmate.tools.kubernetes.shaping_common import as_list, get, str_map, strings, text
 
 MAX_CHANGES = 12
 

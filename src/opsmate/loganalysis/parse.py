@@ -21,9 +21,9 @@ A line with no written level gets one inferred from its content (``could not res
 ``connection refused``, ``is undefined`` ... → error), flagged ``inferred``; a written
 level always wins. The original line is kept in ``raw`` for quoting.
 
-Field names differ between sites: :class:`~opsmate.tools.logfields.LogFieldNames` holds
+Field names differ between sites: :class:`~opsmate.loganalysis.fields.LogFieldNames` holds
 the names looked up (built-in defaults plus the ``logs`` section of the config, see
-:func:`configure`); reading JSON / logfmt objects lives in :mod:`opsmate.tools.logfields`.
+:func:`configure`); reading JSON / logfmt objects lives in :mod:`opsmate.loganalysis.fields`.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from opsmate.tools.logfields import (
+from opsmate.loganalysis.fields import (
     _SKIP_KEYS,
     _UNIT_MS,
     LEVEL_RANK,

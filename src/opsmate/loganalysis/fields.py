@@ -4,7 +4,7 @@
 defaults plus the ``logs`` section of the config, see :func:`configure`); for each set of
 keys a line has, the place of every kind of field is found once and cached (a bundle of
 150,000 JSON lines written by a few log statements has a few key sets). :class:`ParsedLine`
-is what :mod:`opsmate.tools.logparse` makes of a line; this module fills its structured
+is what :mod:`opsmate.loganalysis.parse` makes of a line; this module fills its structured
 part: level, message, error, logger, status, duration (with its unit), endpoint, trace id,
 service, dependency host, numeric gauges.
 """

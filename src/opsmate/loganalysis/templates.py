@@ -11,7 +11,7 @@ Before mining, values that are variable by nature are masked (``<uuid>``, ``<ts>
 Mining is the costly step, so :class:`TemplateMiner` remembers every message *shape*
 (the message with its digits replaced) it has placed: a bundle of 150,000 records
 written by a few dozen log statements costs a few dozen Drain insertions. JSON lines
-are mined on their ``message`` field (see :mod:`opsmate.tools.logparse`), never on the
+are mined on their ``message`` field (see :mod:`opsmate.loganalysis.parse`), never on the
 whole JSON text, so records with the same keys but different messages stay apart.
 """
 

@@ -2,9 +2,9 @@
 
 Tools: ``list_pods``, ``get_events``, ``rollout_history``, ``node_conditions``,
 ``pod_logs``, and ``list_objects`` / ``get_object`` over the allow-listed kinds of
-:mod:`opsmate.tools.k8s_kinds` (:mod:`opsmate.tools.kubernetes_objects`). Only read verbs
+:mod:`opsmate.tools.k8s_kinds` (:mod:`opsmate.tools.kubernetes.objects`). Only read verbs
 are used (get / list, the pod ``log`` subresource): no create, update, patch, delete or
-exec. Requests can be stopped (:mod:`opsmate.tools.k8s_transport`): Ctrl-C and the
+exec. Requests can be stopped (:mod:`opsmate.tools.kubernetes.transport`): Ctrl-C and the
 process ending abort the ones in flight instead of waiting for their time-out.
 
 The cluster of an environment is ``environments.<env>.kubernetes``: ``kubeconfig`` (default
@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from opsmate.tools import k8s_transport
+import opsmate.tools.kubernetes.transport as k8s_transport
 from opsmate.tools import schemas as s
 from opsmate.tools.base import (
     CallContext,
@@ -43,6 +43,7 @@ from opsmate.tools.base import (
     call_environment,
     http_status_code,
 )
+from opsmate.tools.kubernetes.shaping_common import name_matches, object_name, object_namespace
 from opsmate.tools.shaping import (
     event_summary,
     k8s_ref,
@@ -51,7 +52,6 @@ from opsmate.tools.shaping import (
     pod_summary,
     rollout_history,
 )
-from opsmate.tools.shaping_k8s_common import name_matches, object_name, object_namespace
 
 if TYPE_CHECKING:
     from opsmate.config import KubernetesSource, Settings
@@ -409,8 +409,8 @@ class KubernetesTools:
         older = len(lines) > args.tail_lines  # one line more than asked: there is more
         lines = [ln[:LINE_CHARS] + ("…" if len(ln) > LINE_CHARS else "")
                  for ln in lines[-args.tail_lines :]]  # fmt: skip
-        from opsmate.tools.logparse import parse_line
-        from opsmate.tools.podlogs import POD_LOGS_CHARS, fit_tail, line_record
+        from opsmate.loganalysis.parse import parse_line
+        from opsmate.loganalysis.podlines import POD_LOGS_CHARS, fit_tail, line_record
 
         records = [line_record(parse_line(ln), previous=args.previous) for ln in lines]
         records = records[len(records) - fit_tail(lines, records, POD_LOGS_CHARS) :]
@@ -444,7 +444,7 @@ def tool_specs(settings: Settings, *, kube_context: str | None = None) -> list[T
     """
     if not any(e.kubernetes for e in settings.environments.values()):
         return []
-    from opsmate.tools.kubernetes_objects import get_object, list_objects
+    from opsmate.tools.kubernetes.objects import get_object, list_objects
 
     tools = KubernetesTools(settings, kube_context)
     k8s_transport.hook_sigint()  # here: the registry is built in the main thread
