@@ -113,8 +113,8 @@ def bench_model(spec: str, bundle: Path, max_steps: int) -> list[dict[str, Any]]
 def one_model_run(spec: str, bundle: Path, max_steps: int) -> dict[str, Any]:
     """One in-process diagnosis with a model: time to first token / model step, total, tokens."""
     sys.path.insert(0, str(REPO / "src"))
-    from opsmate.agent.events import ModelToken, StepPlanned
-    from opsmate.agent.session import Session
+    from opsmate.agent.loop.events import ModelToken, StepPlanned
+    from opsmate.agent.session.session import Session
     from opsmate.config import load_settings
 
     marks: dict[str, float] = {}

@@ -90,7 +90,7 @@ def bench_diagnose(spec: str, settings: Any, max_steps: int, reuse: bool) -> dic
     """One in-process investigation of the demo bundle; every model call recorded."""
     import jsonschema
 
-    from opsmate.agent.session import Session
+    from opsmate.agent.session.session import Session
 
     if reuse:
         os.environ.pop(ENV, None)

@@ -40,15 +40,12 @@ FLOORS: list[tuple[str, ...]] = [
 
 # Modules whose floor is not their package's: the tool argument models are the stable tool
 # contract (contracts section 4) that runbook front matter is validated against; they import
-# nothing but pydantic and the kind table, so they stand on floor 2 although they live in
-# tools/ (issue 19 moves them into a package of their own).
+# nothing but pydantic, the kind table and typed records, so they stand on floor 2 although
+# they live in tools/ beside the executor that enforces them.
 MODULE_FLOORS = {"opsmate.tools.schemas": 2, "opsmate.tools.k8s_kinds": 2}
 
-# Known circles, each to be removed by its owner. The engine's loop / steps / runbook plan
-# circle is the lead's (issue 19, item 4): remove the entry when it is gone.
-KNOWN_CYCLES: list[frozenset[str]] = [
-    frozenset({"opsmate.agent.loop", "opsmate.agent.steps", "opsmate.agent.runbook_plan"}),
-]
+# Known circles, each to be removed by its owner (none today: keep it that way).
+KNOWN_CYCLES: list[frozenset[str]] = []
 
 
 def _modules() -> dict[str, Path]:

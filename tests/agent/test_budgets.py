@@ -6,7 +6,7 @@ import threading
 import time
 from pathlib import Path
 
-from opsmate.agent.session import Session
+from opsmate.agent.session.session import Session
 from opsmate.config import Settings
 
 SLOW = {

@@ -5,12 +5,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from opsmate.agent.intake.subject import names_mentioned
 from opsmate.agent.observe.analyzers.events import events
 from opsmate.agent.observe.analyzers.metrics import growth_pattern, metrics
 from opsmate.agent.observe.context import ObserveContext
 from opsmate.agent.observe.facts import FactKind
 from opsmate.agent.observe.k8s_messages import read_message
-from opsmate.agent.subject import names_mentioned
 from opsmate.tools.base import ToolResult
 
 T = "2026-06-01T10:00:00Z"

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from opsmate.agent.intake.subject import Subject
 from opsmate.agent.judge import links
 from opsmate.agent.observe.depgraph import DependencyGraph, build, fact_component, hosts_in
 from opsmate.agent.observe.facts import Fact, FactKind, ObjRef
 from opsmate.agent.observe.graph import ObjectGraph
-from opsmate.agent.subject import Subject
 from opsmate.records.k8s import Container, EnvVar, Pod, Volume
 from opsmate.records.k8s_objects import EndpointAddress, Endpoints, Ingress, IngressBackend, Service
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from opsmate import paths
-from opsmate.agent.session import Session
+from opsmate.agent.session.session import Session
 from opsmate.config import Settings
 from opsmate.tools.bundle import load_bundle
 

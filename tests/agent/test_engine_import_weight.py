@@ -9,7 +9,8 @@ import sys
 def test_engine_imports_without_textual_or_heavy_libraries() -> None:
     code = (
         "import sys\n"
-        "import opsmate.agent.session, opsmate.agent.report, opsmate.commands.diagnose\n"
+        "import opsmate.agent.session.session, opsmate.agent.report.model\n"
+        "import opsmate.commands.diagnose\n"
         "heavy = [m for m in ('textual', 'chromadb', 'llama_cpp', 'kubernetes', 'elasticsearch')"
         " if m in sys.modules]\n"
         "print(','.join(heavy))\n"

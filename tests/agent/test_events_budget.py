@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from opsmate.agent.events import ReportReady, StateChanged, ToolCallFinished
-from opsmate.agent.session import Session
+from opsmate.agent.loop.events import ReportReady, StateChanged, ToolCallFinished
+from opsmate.agent.session.session import Session
 from opsmate.paths import demo_dir
 
 

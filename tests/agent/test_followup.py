@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from opsmate.agent.followup import FollowUpContext, compose, refusals
-from opsmate.agent.report import render_markdown
-from opsmate.agent.session import Session
+from opsmate.agent.report.model import render_markdown
+from opsmate.agent.session.followup import FollowUpContext, compose, refusals
+from opsmate.agent.session.session import Session
 from opsmate.agent.state import TaskState
 from opsmate.config import Settings
 from opsmate.tools.base import Constraints
@@ -41,7 +41,7 @@ def test_a_follow_up_leads_with_what_was_asked(mini_bundle: Path) -> None:
 
 
 def test_compose_reports_new_facts_and_a_changed_root() -> None:
-    from opsmate.agent.report import ReportFact
+    from opsmate.agent.report.model import ReportFact
 
     ctx = FollowUpContext(refused=[], known_facts={"a"})
     assert ctx.refused == [] and ctx.previous is None
@@ -61,7 +61,7 @@ def test_compose_reports_new_facts_and_a_changed_root() -> None:
 
 
 def _report(root: str):  # type: ignore[no-untyped-def]
-    from opsmate.agent.report import Report, ReportConstraints, RootCause, Window
+    from opsmate.agent.report.model import Report, ReportConstraints, RootCause, Window
 
     return Report(
         question="q",

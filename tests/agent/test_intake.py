@@ -6,7 +6,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from opsmate.agent.intake import (
+from opsmate.agent.intake.question import (
     detect_environment,
     detect_identifiers,
     detect_onset,

@@ -3,8 +3,8 @@ something by that name exists."""
 
 from __future__ import annotations
 
-from opsmate.agent.intake_ground import Inventory, ground
-from opsmate.agent.intake_subject import detect_namespace, detect_subject
+from opsmate.agent.intake.ground import Inventory, ground
+from opsmate.agent.intake.names import detect_namespace, detect_subject
 
 INV = Inventory.of(
     ["shop-3", "app-108", "boutique", "kube-system", "default"],

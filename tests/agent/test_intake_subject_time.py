@@ -6,9 +6,9 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from opsmate.agent.intake import detect_environment, detect_restriction, run_intake
-from opsmate.agent.intake_subject import detect_namespace, detect_symptom
-from opsmate.agent.intake_time import absolute_time, detect_onset
+from opsmate.agent.intake.names import detect_namespace, detect_symptom
+from opsmate.agent.intake.question import detect_environment, detect_restriction, run_intake
+from opsmate.agent.intake.times import absolute_time, detect_onset
 from opsmate.agent.observe.facts import FactKind
 from opsmate.errors import UsageError
 

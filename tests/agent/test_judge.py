@@ -11,15 +11,15 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from opsmate.agent.evidence import EvidenceStore
+from opsmate.agent.intake.subject import Subject
 from opsmate.agent.judge.analysis import analyse
 from opsmate.agent.judge.causality import CONCLUSIVE, EXPLAINS, ROLE, Role, can_explain
 from opsmate.agent.judge.runbook_match import DocMatcher
 from opsmate.agent.judge.statements import chain_steps
 from opsmate.agent.observe.facts import Fact, FactKind, ObjRef
 from opsmate.agent.observe.graph import ObjectGraph
-from opsmate.agent.runbooks import Applicability, RunbookDoc
+from opsmate.agent.runbooks.library import Applicability, RunbookDoc
 from opsmate.agent.state import TaskState
-from opsmate.agent.subject import Subject
 from opsmate.knowledge.types import RunbookMeta
 from opsmate.records.k8s import Container, Pod
 

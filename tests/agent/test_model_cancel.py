@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from opsmate.agent.model_steps import ask_model
+from opsmate.agent.model.steps import ask_model
 from opsmate.llm.base import Usage
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from opsmate.agent.session import Session
+from opsmate.agent.session.session import Session
 from opsmate.config import Settings
 
 

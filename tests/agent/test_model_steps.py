@@ -5,8 +5,8 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
-from opsmate.agent.context import ContextBuilder, Exchange, TurnBudget, fence, tool_catalog
-from opsmate.agent.model_steps import degenerate, lenient, next_action_schema, validate
+from opsmate.agent.model.context import ContextBuilder, Exchange, TurnBudget, fence, tool_catalog
+from opsmate.agent.model.steps import degenerate, lenient, next_action_schema, validate
 from opsmate.agent.state import Fact, TaskState
 from opsmate.tools.base import Constraints
 from opsmate.tools.bundle import load_bundle

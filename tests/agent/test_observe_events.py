@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
+from opsmate.agent.intake.subject import Subject
 from opsmate.agent.observe.analyzers.events import events as events_analyzer
 from opsmate.agent.observe.context import ObserveContext
 from opsmate.agent.observe.facts import Fact, FactKind, ObjRef
 from opsmate.agent.observe.registry import observe
-from opsmate.agent.subject import Subject
 from opsmate.tools.base import ToolResult
 
 NS = "shop"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from opsmate.agent.intake.subject import Subject
 from opsmate.agent.observe.facts import Fact, ObjRef
 from opsmate.agent.observe.facts import FactKind as K
 from opsmate.agent.observe.graph import ObjectGraph
@@ -16,7 +17,6 @@ from opsmate.agent.plan.registry import (
 )
 from opsmate.agent.plan.tiers import Tier
 from opsmate.agent.state import PendingCheck
-from opsmate.agent.subject import Subject
 from opsmate.tools.base import ToolResult
 
 

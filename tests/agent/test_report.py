@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from opsmate.agent.evidence import Evidence, RunbookRef
-from opsmate.agent.report import (
+from opsmate.agent.report.model import (
     Report,
     ReportConflict,
     ReportConstraints,

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from opsmate.agent.intake.subject import Subject
 from opsmate.agent.observe.facts import Fact, FactKind, ObjRef
 from opsmate.agent.plan.registry import RuleContext, rule
 from opsmate.agent.plan.tiers import Tier
-from opsmate.agent.subject import Subject
 
 TOOLS = frozenset({"rollout_history"})
 

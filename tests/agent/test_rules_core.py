@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
+from opsmate.agent.intake.subject import Subject
 from opsmate.agent.observe.facts import Fact, FactKind, ObjRef
 from opsmate.agent.plan.planner import Planner, Recorded
 from opsmate.agent.plan.registry import Check, RuleContext, propose, rule
 from opsmate.agent.plan.survey import baseline
 from opsmate.agent.plan.tiers import Tier
 from opsmate.agent.state import TaskState
-from opsmate.agent.subject import Subject
 from opsmate.records.k8s import Pod
 from opsmate.tools.base import Constraints, ToolErrorInfo, ToolResult
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from opsmate.agent.runbook_commands import commands_in_section, parse_command
-from opsmate.agent.runbooks import fill_check_args
+from opsmate.agent.runbooks.commands import commands_in_section, parse_command
+from opsmate.agent.runbooks.library import fill_check_args
 
 SECTION = """Check the pods and the rollout:
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from opsmate.agent.events import ModelToken, ReportReady, StepPlanned, ToolCallFinished
-from opsmate.agent.session import Session
+from opsmate.agent.loop.events import ModelToken, ReportReady, StepPlanned, ToolCallFinished
+from opsmate.agent.session.session import Session
 from opsmate.config import Settings
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from opsmate.agent.events import Notice
-from opsmate.agent.session import Session, list_sessions
+from opsmate.agent.loop.events import Notice
+from opsmate.agent.session.session import Session, list_sessions
 from opsmate.config import LLMConfig, Settings
 from opsmate.llm.base import approx_tokens
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from opsmate.agent.session import Session
+from opsmate.agent.session.session import Session
 from opsmate.alerting.resolve import alert_options
 from opsmate.config import Settings
 from opsmate.evaluation.scoring import check_root_cause_found

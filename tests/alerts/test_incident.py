@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from opsmate.agent.intake import run_intake
+from opsmate.agent.intake.question import run_intake
 from opsmate.alerting.incident import build_incident, describe_subject, map_environment
 from opsmate.config import AlertingConfig
 from opsmate.tools.alertmanager.model import Alert

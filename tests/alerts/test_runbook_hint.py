@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from opsmate.agent.runbooks import RunbookLibrary, reference_match
-from opsmate.agent.session import Session
+from opsmate.agent.runbooks.library import RunbookLibrary, reference_match
+from opsmate.agent.session.session import Session
 from opsmate.config import Settings
 
 REPO = Path(__file__).resolve().parents[2]

@@ -6,10 +6,10 @@ from typing import Any
 
 from k8s_build import NS
 
+from opsmate.agent.intake.subject import Subject
 from opsmate.agent.observe.context import ObserveContext
 from opsmate.agent.observe.facts import Fact, FactKind
 from opsmate.agent.observe.registry import observe, observe_graph
-from opsmate.agent.subject import Subject
 from opsmate.tools.base import ToolResult
 from opsmate.tools.k8s_kinds import KINDS
 from opsmate.tools.kubernetes.shaping_objects import shape_object

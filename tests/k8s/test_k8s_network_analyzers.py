@@ -6,8 +6,8 @@ from __future__ import annotations
 from k8s_build import NS, obj, pod
 from k8s_observe import Feed
 
+from opsmate.agent.intake.subject import Subject
 from opsmate.agent.observe.facts import FactKind as K
-from opsmate.agent.subject import Subject
 
 
 def svc(name: str, selector: dict[str, str], **spec: object) -> dict:

@@ -7,13 +7,13 @@ from typing import Any
 
 from k8s_build import NS, container, obj, pod, workload
 
+from opsmate.agent.intake.subject import Subject
 from opsmate.agent.observe.facts import Fact, ObjRef
 from opsmate.agent.observe.facts import FactKind as K
 from opsmate.agent.observe.graph import ObjectGraph
 from opsmate.agent.plan.registry import Check, RuleContext, rule
 from opsmate.agent.plan.rules.k8s_graph import service_host
 from opsmate.agent.plan.tiers import Tier
-from opsmate.agent.subject import Subject
 from opsmate.records.k8s_objects import Secret
 from opsmate.tools.base import ToolResult
 from opsmate.tools.kubernetes.shaping_objects import shape_object

@@ -301,7 +301,7 @@ def test_engine_next_action_grammar_with_recorded_queries_parses() -> None:
     GBNF must be accepted by llama.cpp's own parser (no fallback to 'any object')."""
     from llama_cpp import Llama
 
-    from opsmate.agent.model_steps import next_action_schema
+    from opsmate.agent.model.steps import next_action_schema
     from opsmate.llm.grammar import grammar_parses, schema_to_gbnf
     from opsmate.paths import demo_dir
     from opsmate.tools.bundle import load_bundle

@@ -56,7 +56,7 @@ def test_a_damaged_gzip_names_the_file(repo_root: Path, tmp_path: Path) -> None:
 
 
 def test_env_of_another_environment_is_refused_before_any_call(repo_root: Path) -> None:
-    from opsmate.agent.session import Session
+    from opsmate.agent.session.session import Session
     from opsmate.config import Settings
 
     with pytest.raises(UsageError, match="bundle captured in test; --env prod cannot be read"):

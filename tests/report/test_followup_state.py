@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from opsmate.agent.report import render_markdown
-from opsmate.agent.session import Session
+from opsmate.agent.report.model import render_markdown
+from opsmate.agent.session.session import Session
 from opsmate.config import Settings
 
 

@@ -9,9 +9,9 @@ import walk
 from markdown_it import MarkdownIt
 
 from opsmate.agent.judge.causality import Role, role
-from opsmate.agent.next_steps import GENERIC, STEPS
 from opsmate.agent.observe.facts import FactKind
-from opsmate.agent.report import Report, ReportFact, render_markdown
+from opsmate.agent.report.model import Report, ReportFact, render_markdown
+from opsmate.agent.report.next_steps import GENERIC, STEPS
 
 
 def _demo(repo_root: Path) -> dict:

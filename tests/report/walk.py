@@ -49,7 +49,7 @@ def stage(bundle: Path, into: Path) -> Path:
 
 def diagnose(bundle: Path, question: str | None = None, env: str | None = None) -> dict[str, Any]:
     """The report JSON of one investigation (deterministic engine)."""
-    from opsmate.agent.session import Session
+    from opsmate.agent.session.session import Session
     from opsmate.config import Settings
 
     session = Session.open(settings=Settings(), bundle=bundle, model="none", env=env)

@@ -149,8 +149,8 @@ def _tui(bundle: Path, spec: str, cfg: Path, out: dict[str, str], tmp: Path) -> 
 
 
 def _session(bundle: Path, spec: str, out: dict[str, str]) -> None:
-    from opsmate.agent.report import print_report, render_markdown
-    from opsmate.agent.session import Session
+    from opsmate.agent.report.model import print_report, render_markdown
+    from opsmate.agent.session.session import Session
     from opsmate.config import Settings
 
     session = Session.open(settings=Settings(), bundle=bundle, model=spec, max_steps=20)

@@ -14,7 +14,7 @@ import re
 import pytest
 from canary_bundle import INJECTED
 
-from opsmate.agent.context import ContextBuilder, TurnBudget, tool_catalog
+from opsmate.agent.model.context import ContextBuilder, TurnBudget, tool_catalog
 from opsmate.agent.state import ActionTried, Fact, Hypothesis, PendingCheck, TaskState
 from opsmate.textsafe import FENCE_CLOSE, FENCE_OPEN, fence, has_control, neutralise_fences
 

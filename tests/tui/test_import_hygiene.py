@@ -41,7 +41,11 @@ def test_engine_tools_knowledge_and_cli_import_without_textual() -> None:
     result = _probe()
     imported = set(result["imported"])
     # the probe really walked the engine (a broken walk must not pass as "clean")
-    assert {"opsmate.agent.session", "opsmate.agent.loop", "opsmate.tools.executor"} <= imported
+    assert {
+        "opsmate.agent.session.session",
+        "opsmate.agent.loop.investigation",
+        "opsmate.tools.executor",
+    } <= imported
     assert "opsmate.commands.tui" in imported
     assert result["loaded"] == [], f"loaded by the engine or the CLI: {result['loaded']}"
 

@@ -17,7 +17,7 @@ from textual.widgets import Footer, Markdown
 from textual.widgets._footer import FooterKey
 from textual.widgets.markdown import MarkdownFence
 
-from opsmate.agent.report import Report
+from opsmate.agent.report.model import Report
 from opsmate.tui import messages as m
 from opsmate.tui.app import OpsmateApp
 from opsmate.tui.bridge import SETUP_HINT, LaunchOptions

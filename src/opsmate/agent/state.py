@@ -14,8 +14,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from opsmate.agent.intake.subject import Subject
 from opsmate.agent.observe.facts import Fact, Severity
-from opsmate.agent.subject import Subject
 from opsmate.textsafe import fence, neutralise_fences
 from opsmate.timeparse import format_time
 from opsmate.tools.base import Constraints

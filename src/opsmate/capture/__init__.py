@@ -1,7 +1,7 @@
 """Incident bundles out: record what an investigation read, and write it as a bundle.
 
 - :mod:`opsmate.capture.recorder`: :class:`~opsmate.capture.recorder.Recorder`, attached
-  to every executor's registry by :func:`opsmate.agent.sources.open_sources`; it keeps the
+  to every executor's registry by :func:`opsmate.agent.session.sources.open_sources`; it keeps the
   raw answers of the sources (Kubernetes objects as the API server sent them, log records,
   PromQL results with their exact query text, alerts) or, for a bundle replay, which parts
   of the bundle the calls read.

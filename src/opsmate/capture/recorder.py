@@ -1,6 +1,6 @@
 """The recorder: everything an investigation read from its sources, raw, in memory.
 
-One :class:`Recorder` per executor (:func:`opsmate.agent.sources.open_sources` attaches
+One :class:`Recorder` per executor (:func:`opsmate.agent.session.sources.open_sources` attaches
 it with :func:`opsmate.capture.attach.attach_recorder`). Live sources are seen at the client level
 (:mod:`opsmate.capture.live_hooks`): the bytes the Kubernetes API server sent, the
 Elasticsearch hits, the PromQL results with the query text, window and step, the

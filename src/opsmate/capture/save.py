@@ -19,8 +19,8 @@ from opsmate.capture.writer import BundleContent, WrittenBundle, check_out_path,
 from opsmate.errors import InputError
 
 if TYPE_CHECKING:
-    from opsmate.agent.report import Report
-    from opsmate.agent.session import Session
+    from opsmate.agent.report.model import Report
+    from opsmate.agent.session.session import Session
 
 
 def read_runbooks(session: Session, report: Report | None) -> tuple[dict[str, str], list[str]]:

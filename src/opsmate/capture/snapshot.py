@@ -183,7 +183,7 @@ def _logs(
 
 def _metrics(run: _Runner, rec: Recorder, opts: SnapshotOptions, settings: Any,
              step: Callable[[str], None]) -> None:  # fmt: skip
-    from opsmate.agent.runbooks import RunbookLibrary
+    from opsmate.agent.runbooks.library import RunbookLibrary
     from opsmate.capture.live_hooks import owner_of
     from opsmate.capture.snapshot_metrics import plan_queries, series_matchers
 

@@ -81,7 +81,7 @@ def service_queries(svc: str, series: list[dict[str, str]]) -> list[PlannedQuery
 
 def runbook_queries(docs: Iterable[Any], services: list[str], names: set[str]) -> list[str]:
     """PromQL the runbooks about ``services`` write, when every metric in it exists."""
-    from opsmate.agent.runbook_commands import commands_in_section
+    from opsmate.agent.runbooks.commands import commands_in_section
 
     out: list[str] = []
     for doc in docs:

@@ -17,9 +17,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from opsmate.agent.events import Event, Notice, StepPlanned, ToolCallFinished
-from opsmate.agent.report import Report, print_report, render_markdown
-from opsmate.agent.session import Session
+from opsmate.agent.loop.events import Event, Notice, StepPlanned, ToolCallFinished
+from opsmate.agent.report.model import Report, print_report, render_markdown
+from opsmate.agent.session.session import Session
 from opsmate.config import load_settings
 from opsmate.errors import ExitCode, OpsmateError, UsageError
 from opsmate.textsafe import dumps_json

@@ -109,8 +109,8 @@ class Investigator:
         self.written: list[Path] = []
 
     def __call__(self, msg: Any) -> None:
-        from opsmate.agent.report import render_markdown
-        from opsmate.agent.session import Session
+        from opsmate.agent.report.model import render_markdown
+        from opsmate.agent.session.session import Session
         from opsmate.alerting.incident import build_incident
         from opsmate.textsafe import dumps_json
 

@@ -212,7 +212,7 @@ def model_for(spec: str, scenario_id: str) -> str:
 def engine_investigate(
     bundle: Bundle, model: str, settings: Settings | None = None
 ) -> tuple[dict[str, Any], str]:
-    """One investigation through the engine's public API (:class:`~opsmate.agent.session.
+    """One investigation through the engine's public API (:class:`~opsmate.agent.session.session.
     Session`), as ``opsmate diagnose --bundle`` runs it.
 
     The question and the environment constraint are the answer key's (``expected.yaml``
@@ -220,8 +220,8 @@ def engine_investigate(
     ``max_steps`` of the answer key is checked, not imposed. Returns the report as the
     contract's JSON and the text a person or a script would see (JSON and Markdown).
     """
-    from opsmate.agent.report import render_markdown
-    from opsmate.agent.session import Session
+    from opsmate.agent.report.model import render_markdown
+    from opsmate.agent.session.session import Session
 
     key = bundle.expected
     env = key.env if key is not None else None

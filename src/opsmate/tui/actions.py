@@ -158,7 +158,7 @@ class AppActions(App[None]):
         self.post_message(m.ReportSaved([str(p) for p in written]))
 
     def action_copy_report(self) -> None:
-        from opsmate.agent.report import render_markdown
+        from opsmate.agent.report.model import render_markdown
 
         if self.report is not None:
             self.copy_to_clipboard(render_markdown(self.report))

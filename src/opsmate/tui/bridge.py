@@ -27,7 +27,7 @@ from opsmate.tui.failures import TITLES, failure
 if TYPE_CHECKING:
     from textual.message import Message
 
-    from opsmate.agent.session import Session
+    from opsmate.agent.session.session import Session
     from opsmate.config import Settings
 
 Post = Callable[["Message"], Any]
@@ -114,7 +114,7 @@ class Bridge:
             self.options = options
         opts = self.options
         try:
-            from opsmate.agent.session import Session
+            from opsmate.agent.session.session import Session
 
             settings = self.settings()
             if not opts.uses_bundle and not sources_configured(settings):
@@ -148,7 +148,7 @@ class Bridge:
             )
             return False
         try:
-            from opsmate.agent.session import Session
+            from opsmate.agent.session.session import Session
 
             session = Session.load(
                 session_id,
@@ -199,7 +199,7 @@ class Bridge:
     def list_sessions(self) -> None:
         """Post the saved sessions (newest first)."""
         try:
-            from opsmate.agent.session import list_sessions
+            from opsmate.agent.session.session import list_sessions
 
             found = list_sessions()
         except Exception:  # an unreadable sessions folder lists nothing
@@ -336,7 +336,7 @@ class Bridge:
     def save_report(self, target: Path) -> list[Path]:
         """Write the latest report as ``<target>.md`` and ``<target>.json``; the two paths.
         A name ending in ``.tar.gz`` saves the investigation as a replayable bundle instead."""
-        from opsmate.agent.report import render_markdown
+        from opsmate.agent.report.model import render_markdown
         from opsmate.errors import InputError
         from opsmate.textsafe import dumps_json
 
@@ -358,7 +358,7 @@ class Bridge:
     # -- events (engine thread) -----------------------------------------------------------
     def _sink(self, event: Any) -> None:
         """The engine's ``on_event``: copy what is needed and post a message."""
-        from opsmate.agent import events as ev
+        from opsmate.agent.loop import events as ev
 
         with self._lock:
             turn = self._active
@@ -379,7 +379,7 @@ class Bridge:
         self._post_event(turn, event)
 
     def _post_event(self, turn: int, event: Any) -> None:
-        from opsmate.agent import events as ev
+        from opsmate.agent.loop import events as ev
 
         session = self.session
         if isinstance(event, ev.StepPlanned):

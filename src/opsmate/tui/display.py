@@ -63,7 +63,7 @@ class Formatter:
 
     def report_markdown(self, report: Any) -> str:
         """The report as Markdown (the engine's renderer), with E/R ids made clickable."""
-        from opsmate.agent.report import render_markdown
+        from opsmate.agent.report.model import render_markdown
 
         known = report.known_ids()
         return linkify_ids(render_markdown(report), known)
@@ -85,7 +85,7 @@ class Formatter:
 
     def follow_up_markdown(self, report: Any) -> str:
         """A follow-up's answer alone (the whole report is one key away), ids clickable."""
-        from opsmate.agent.report import render_follow_up
+        from opsmate.agent.report.model import render_follow_up
         from opsmate.textsafe import safe_text
 
         lines = [*render_follow_up(report), "", "*ctrl+f: the whole report*"]

@@ -55,7 +55,8 @@ class HealthChecked(Message):
 
 @dataclass
 class SessionsListed(Message):
-    """Saved sessions (newest first), as :func:`opsmate.agent.session.list_sessions` gives them."""
+    """Saved sessions (newest first), as
+    :func:`opsmate.agent.session.session.list_sessions` gives them."""
 
     sessions: list[dict[str, Any]]
 

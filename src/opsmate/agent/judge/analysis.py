@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from opsmate.agent.evidence import EvidenceStore
+from opsmate.agent.intake.subject import Subject
 from opsmate.agent.judge import chains, links, walk
 from opsmate.agent.judge.candidates import Candidate, build, order_symptoms, same_thread
 from opsmate.agent.judge.causality import Role, role
@@ -32,9 +33,8 @@ from opsmate.agent.observe import depgraph
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.facts import FactKind as K
 from opsmate.agent.observe.graph import ObjectGraph
-from opsmate.agent.runbooks import Applicability, RunbookDoc
+from opsmate.agent.runbooks.library import Applicability, RunbookDoc
 from opsmate.agent.state import Hypothesis, TaskState
-from opsmate.agent.subject import Subject
 
 __all__ = ["Analysis", "Candidate", "analyse", "estimate_onset"]
 

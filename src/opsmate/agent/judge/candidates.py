@@ -18,7 +18,7 @@ from opsmate.agent.judge.causality import CONCLUSIVE, SPECIFICITY, SYMPTOM_ORDER
 from opsmate.agent.judge.runbook_match import DocMatcher
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.facts import FactKind as K
-from opsmate.agent.runbooks import RunbookDoc
+from opsmate.agent.runbooks.library import RunbookDoc
 
 SEVERITY_WEIGHT = {"error": 1.0, "warning": 0.7, "info": 0.4}
 

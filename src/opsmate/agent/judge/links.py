@@ -16,10 +16,10 @@ import re
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
+from opsmate.agent.intake.subject import Subject
 from opsmate.agent.observe.depgraph import DependencyGraph, fact_component
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.graph import ObjectGraph
-from opsmate.agent.subject import Subject
 
 SUBJECT, LINKED, SCOPE, IMPACT, UNRELATED = "subject", "linked", "scope", "impact", "unrelated"
 WEIGHT = {SUBJECT: 2.0, LINKED: 1.5, SCOPE: 1.0, IMPACT: 0.5, UNRELATED: 0.25}

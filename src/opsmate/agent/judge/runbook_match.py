@@ -16,7 +16,7 @@ import re
 
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.facts import FactKind as K
-from opsmate.agent.runbooks import RunbookDoc
+from opsmate.agent.runbooks.library import RunbookDoc
 from opsmate.agent.signals import match_terms
 
 TOPICS: dict[K, tuple[str, ...]] = {

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from opsmate.agent.intake.subject import Subject
 from opsmate.agent.observe.graph import ObjectGraph
-from opsmate.agent.subject import Subject
 
 
 @dataclass

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from opsmate.agent.intake.subject import Subject
 from opsmate.agent.judge import links
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.facts import FactKind as K
 from opsmate.agent.observe.graph import ObjectGraph
 from opsmate.agent.plan.tiers import Tier
 from opsmate.agent.state import PendingCheck
-from opsmate.agent.subject import Subject
 
 HELD_TIER = int(Tier.CORROBORATE)
 

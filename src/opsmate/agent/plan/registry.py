@@ -16,10 +16,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from opsmate.agent.intake.subject import Subject
 from opsmate.agent.observe.facts import Fact, FactKind
 from opsmate.agent.observe.graph import ObjectGraph
 from opsmate.agent.plan.tiers import Tier
-from opsmate.agent.subject import Subject
 from opsmate.tools.base import ToolResult
 
 

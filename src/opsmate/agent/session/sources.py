@@ -14,7 +14,7 @@ from typing import Any
 
 from opsmate import paths
 from opsmate.agent.plan.planner import Recorded
-from opsmate.agent.runbooks import RunbookLibrary
+from opsmate.agent.runbooks.library import RunbookLibrary
 from opsmate.capture.attach import attach_recorder
 from opsmate.capture.recorder import Recorder
 from opsmate.config import Settings

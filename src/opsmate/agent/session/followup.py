@@ -16,10 +16,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from opsmate.agent.intake import detect_environment, detect_services
+from opsmate.agent.intake.question import detect_environment, detect_services
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.facts import FactKind as K
-from opsmate.agent.report import FollowUp, Report, ReportFact
+from opsmate.agent.report.model import FollowUp, Report, ReportFact
 from opsmate.agent.state import TaskState
 
 

@@ -8,10 +8,9 @@ from typing import Any
 from opsmate.agent.evidence import EvidenceStore
 from opsmate.agent.judge.analysis import Analysis
 from opsmate.agent.judge.statements import cause_noun, chain_steps
-from opsmate.agent.model_steps import degenerate
-from opsmate.agent.next_steps import from_cause, merge
+from opsmate.agent.model.steps import degenerate
 from opsmate.agent.plan.planner import Planner
-from opsmate.agent.report import (
+from opsmate.agent.report.model import (
     BudgetInfo,
     ChainStep,
     Dependency,
@@ -28,8 +27,9 @@ from opsmate.agent.report import (
     redact_report,
     repair,
 )
-from opsmate.agent.runbook_commands import commands_in_section
-from opsmate.agent.runbooks import Applicability, RunbookDoc, find_conflicts
+from opsmate.agent.report.next_steps import from_cause, merge
+from opsmate.agent.runbooks.commands import commands_in_section
+from opsmate.agent.runbooks.library import Applicability, RunbookDoc, find_conflicts
 from opsmate.agent.state import TaskState
 from opsmate.timeparse import format_time
 from opsmate.tools.executor import DOWN_CODES, Executor, SourceDown

@@ -15,9 +15,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from opsmate.agent.intake_subject import detect_namespace, detect_subject
-from opsmate.agent.intake_time import absolute_time, detect_onset
-from opsmate.agent.subject import Subject
+from opsmate.agent.intake.names import detect_namespace, detect_subject
+from opsmate.agent.intake.subject import Subject
+from opsmate.agent.intake.times import absolute_time, detect_onset
 from opsmate.errors import UsageError
 from opsmate.timeparse import parse_duration
 from opsmate.tools.base import Constraints

@@ -1,7 +1,7 @@
 """Events the engine emits while it investigates (for the TUI, progress output, tests).
 
 Small frozen dataclasses, posted in order through one callback
-``on_event(event: Event) -> None`` given to :class:`opsmate.agent.session.Session`.
+``on_event(event: Event) -> None`` given to :class:`opsmate.agent.session.session.Session`.
 The callback runs on the engine's thread; a UI forwards them to its own thread
 (Textual: ``post_message`` / ``call_from_thread``). The engine never waits on a
 callback's result, and an exception raised by a callback is swallowed.
@@ -74,7 +74,7 @@ class StateChanged:
 class ReportReady:
     """The investigation (or one follow-up) ended; ``report`` is a Report model."""
 
-    report: Any  # opsmate.agent.report.Report (Any avoids an import cycle)
+    report: Any  # opsmate.agent.report.model.Report (Any avoids an import cycle)
     markdown: str = ""
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from opsmate.agent.context import ContextBuilder
 from opsmate.agent.evidence import EvidenceStore
+from opsmate.agent.model.context import ContextBuilder
 from opsmate.agent.observe.graph import ObjectGraph
 from opsmate.agent.plan.planner import Recorded
-from opsmate.agent.runbooks import RunbookDoc, RunbookLibrary
+from opsmate.agent.runbooks.library import RunbookDoc, RunbookLibrary
 from opsmate.knowledge.types import Retriever
 from opsmate.llm.base import ChatModel
 from opsmate.tools.executor import Executor

@@ -2,7 +2,7 @@
 
 ``Session.open(...)`` wires a bundle (or the configured live sources), runbook
 search, the model and the executor; ``ask(question)`` investigates and returns a
-:class:`~opsmate.agent.report.Report`; follow-up questions keep the task state,
+:class:`~opsmate.agent.report.model.Report`; follow-up questions keep the task state,
 the evidence and the constraints of the first question (the environment never
 widens). ``cancel()`` (from any thread) ends the running ``ask`` with a partial
 report. Sessions are saved as JSON under :func:`opsmate.paths.sessions_dir`.
@@ -19,16 +19,16 @@ from pathlib import Path
 from typing import Any
 
 from opsmate import paths
-from opsmate.agent.context import ContextBuilder, Exchange, TurnBudget, tool_catalog
-from opsmate.agent.events import EventSink, Notice, safe_emit
 from opsmate.agent.evidence import Evidence, EvidenceStore, RunbookRef
-from opsmate.agent.followup import FollowUpContext
-from opsmate.agent.followup import refusals as follow_up_refusals
-from opsmate.agent.intake import detect_identifiers, detect_services, run_intake
-from opsmate.agent.loop import Engine, Investigation, Limits
+from opsmate.agent.intake.question import detect_identifiers, detect_services, run_intake
+from opsmate.agent.loop.events import EventSink, Notice, safe_emit
+from opsmate.agent.loop.investigation import Engine, Investigation, Limits
+from opsmate.agent.model.context import ContextBuilder, Exchange, TurnBudget, tool_catalog
 from opsmate.agent.plan.planner import Planner
-from opsmate.agent.report import Report
-from opsmate.agent.sources import Sources, open_sources
+from opsmate.agent.report.model import Report
+from opsmate.agent.session.followup import FollowUpContext
+from opsmate.agent.session.followup import refusals as follow_up_refusals
+from opsmate.agent.session.sources import Sources, open_sources
 from opsmate.agent.state import TaskState
 from opsmate.config import Settings
 from opsmate.errors import InputError
@@ -198,9 +198,9 @@ class Session:
     ) -> Report | None:
         """The previous report with ``follow_up`` answered from the facts already known,
         or None when they cannot answer (then the session investigates)."""
-        from opsmate.agent.events import ReportReady
-        from opsmate.agent.followup import answer_from_state
-        from opsmate.agent.report import FollowUp, render_markdown, repair
+        from opsmate.agent.loop.events import ReportReady
+        from opsmate.agent.report.model import FollowUp, render_markdown, repair
+        from opsmate.agent.session.followup import answer_from_state
 
         assert self.state is not None
         if previous is None:
@@ -429,7 +429,7 @@ def list_sessions() -> list[dict[str, Any]]:
 
 def _ground_intake(q: str, intake: Any, src: Sources, env_cfg: Any) -> None:
     """Check the subject's namespace and names against what exists (agent/intake_ground)."""
-    from opsmate.agent.intake_ground import Inventory, ground
+    from opsmate.agent.intake.ground import Inventory, ground
 
     namespaces = list(src.known_namespaces)
     if not namespaces and env_cfg is not None and env_cfg.kubernetes is not None:

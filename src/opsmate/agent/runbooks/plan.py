@@ -15,8 +15,8 @@ from opsmate.agent.judge.causality import Role, role
 from opsmate.agent.judge.runbook_match import DocMatcher
 from opsmate.agent.plan.planner import Planner
 from opsmate.agent.plan.tiers import Tier
-from opsmate.agent.runbook_commands import commands_in_section
-from opsmate.agent.runbooks import (
+from opsmate.agent.runbooks.commands import commands_in_section
+from opsmate.agent.runbooks.library import (
     Applicability,
     RunbookDoc,
     applicability,
@@ -28,7 +28,7 @@ from opsmate.agent.state import PendingCheck, TaskState
 from opsmate.knowledge.types import SearchHit
 
 if TYPE_CHECKING:
-    from opsmate.agent.loop import Engine
+    from opsmate.agent.loop.engine import Engine
 
 # pending checks below this priority run before the model is asked: what the evidence points
 # at, runbook checks and the survey (corroboration and background are the model's call)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.facts import FactKind as K
 from opsmate.agent.observe.text import workload_of
-from opsmate.agent.report import ReportNextStep
+from opsmate.agent.report.model import ReportNextStep
 
 if TYPE_CHECKING:
     from opsmate.agent.judge.candidates import Candidate

@@ -1,8 +1,8 @@
 """The investigation loop: plan, call through the executor, record, until a stop condition.
 
 The loop itself is here (choosing the next check, deciding when to stop, closing with a
-report); running one step is :mod:`opsmate.agent.steps`, the model's turns
-:mod:`opsmate.agent.model_turns`, the shared engine :mod:`opsmate.agent.engine`.
+report); running one step is :mod:`opsmate.agent.loop.steps`, the model's turns
+:mod:`opsmate.agent.model.turns`, the shared engine :mod:`opsmate.agent.loop.engine`.
 
 Stop conditions, checked before every step: cancelled, the wall-clock deadline,
 the step budget, the token budget; and after every step (without a model) a root
@@ -16,26 +16,26 @@ from __future__ import annotations
 import threading
 import time
 
-from opsmate.agent.assemble import assemble_report
-from opsmate.agent.context import Exchange
-from opsmate.agent.engine import Engine, Limits
-from opsmate.agent.events import (
+from opsmate.agent.judge.analysis import analyse
+from opsmate.agent.loop.engine import Engine, Limits
+from opsmate.agent.loop.events import (
     EventSink,
     ReportReady,
     StateChanged,
     safe_emit,
 )
-from opsmate.agent.followup import FollowUpContext
-from opsmate.agent.judge.analysis import analyse
-from opsmate.agent.model_turns import ModelTurns
+from opsmate.agent.loop.steps import Steps
+from opsmate.agent.model.context import Exchange
+from opsmate.agent.model.turns import ModelTurns
 from opsmate.agent.observe.context import ObserveContext
 from opsmate.agent.plan import survey
 from opsmate.agent.plan.planner import Planner
 from opsmate.agent.plan.tiers import Tier
-from opsmate.agent.report import Report, render_markdown
-from opsmate.agent.runbook_plan import TIER_ONE, RunbookPlanning
+from opsmate.agent.report.assemble import assemble_report
+from opsmate.agent.report.model import Report, render_markdown
+from opsmate.agent.runbooks.plan import TIER_ONE, RunbookPlanning
+from opsmate.agent.session.followup import FollowUpContext
 from opsmate.agent.state import PendingCheck, TaskState
-from opsmate.agent.steps import Steps
 
 __all__ = ["Engine", "Investigation", "Limits"]
 

@@ -3,7 +3,7 @@
 The result is stored as evidence, read by the analyzers into facts (and the object
 graph), the rules propose what to look at next, and the transcript, the task state and
 the model's exchanges record what happened. Mixed into
-:class:`~opsmate.agent.loop.Investigation`.
+:class:`~opsmate.agent.loop.investigation.Investigation`.
 """
 
 from __future__ import annotations
@@ -12,26 +12,26 @@ import json
 import threading
 from typing import Any
 
-from opsmate.agent.context import Exchange, fence
-from opsmate.agent.engine import Engine, Limits
-from opsmate.agent.events import (
+from opsmate.agent.evidence import summarize
+from opsmate.agent.intake.subject import names_mentioned
+from opsmate.agent.judge.causality import Role, role
+from opsmate.agent.loop.engine import Engine, Limits
+from opsmate.agent.loop.events import (
     EventSink,
     StepPlanned,
     ToolCallFinished,
     ToolCallStarted,
     safe_emit,
 )
-from opsmate.agent.evidence import summarize
-from opsmate.agent.judge.causality import Role, role
+from opsmate.agent.model.context import Exchange, fence
 from opsmate.agent.observe.context import ObserveContext
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.registry import observe, observe_graph
 from opsmate.agent.plan.hold import hold, release, unrelated_facts
 from opsmate.agent.plan.planner import Planner
 from opsmate.agent.plan.registry import RuleContext, propose
-from opsmate.agent.runbook_plan import RunbookPlanning, hits_from
+from opsmate.agent.runbooks.plan import RunbookPlanning, hits_from
 from opsmate.agent.state import ActionTried, PendingCheck, TaskState
-from opsmate.agent.subject import names_mentioned
 
 
 class Steps:

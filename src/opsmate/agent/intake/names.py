@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from opsmate.agent.intake.subject import Subject
 from opsmate.agent.observe.facts import FactKind
-from opsmate.agent.subject import Subject
 
 _NAME = r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9-]+)*"
 _NS_PATTERNS = (

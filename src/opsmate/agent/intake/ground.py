@@ -16,8 +16,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from opsmate.agent.intake_subject import namespace_candidates
-from opsmate.agent.subject import Subject
+from opsmate.agent.intake.names import namespace_candidates
+from opsmate.agent.intake.subject import Subject
 
 _WORD = re.compile(r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?")
 

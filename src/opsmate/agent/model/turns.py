@@ -1,7 +1,7 @@
 """The model's turns in an investigation: the next action it proposes (validated against
 the tool schemas, and never one already made), the facts it may add (kept only when they
 cite evidence that exists), and the report's narrative. Mixed into
-:class:`~opsmate.agent.loop.Investigation`; the plan decides when the model is asked.
+:class:`~opsmate.agent.loop.investigation.Investigation`; the plan decides when the model is asked.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from opsmate.agent.context import Exchange
-from opsmate.agent.engine import Engine, Limits
-from opsmate.agent.events import EventSink, ModelToken, Notice, safe_emit
-from opsmate.agent.model_steps import ask_model, narrative_schema, next_action_schema
+from opsmate.agent.loop.engine import Engine, Limits
+from opsmate.agent.loop.events import EventSink, ModelToken, Notice, safe_emit
+from opsmate.agent.model.context import Exchange
+from opsmate.agent.model.steps import ask_model, narrative_schema, next_action_schema
 from opsmate.agent.observe.facts import Fact, FactKind
 from opsmate.agent.plan.planner import Planner
 from opsmate.agent.state import PendingCheck, TaskState
