@@ -59,7 +59,7 @@ def test_an_eviction_names_the_container_that_used_too_much() -> None:
     }
     facts = events(result("get_events", {"events": [ev]}), ObserveContext(eid="E2"))
     cause = next(f for f in facts if f.kind == FactKind.SATURATION)
-    assert cause.detail["conclusive"] and "9437612Ki of ephemeral-storage" in cause.statement
+    assert cause.conclusive and "9437612Ki of ephemeral-storage" in cause.statement
     assert any(f.kind == FactKind.EVICTED for f in facts)
 
 

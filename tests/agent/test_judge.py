@@ -591,3 +591,14 @@ def test_a_runbook_is_cited_only_when_it_is_about_that_kind_of_failure() -> None
     m = DocMatcher([node, crash])
     assert not m.about(exit_, node)
     assert m.about(exit_, crash) and m.strength(exit_, crash) > 0
+
+
+def test_flags_stored_in_detail_by_older_sessions_become_typed_fields() -> None:
+    from opsmate.agent.observe.facts import Fact
+
+    old = Fact.model_validate(
+        {"key": "k", "statement": "s", "detail": {"conclusive": 1, "background": True, "x": 2}}
+    )
+    assert old.conclusive is True and old.background is True and old.routine is False
+    assert old.detail == {"x": 2}  # control flags never stay in detail
+    assert Fact(key="k", statement="s").model_dump()["detail"] == {}

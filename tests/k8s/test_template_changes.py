@@ -72,3 +72,29 @@ def test_container_ports_are_compared() -> None:
     a["spec"]["template"]["spec"]["containers"][0]["ports"] = [{"containerPort": 8080}]
     b["spec"]["template"]["spec"]["containers"][0]["ports"] = [{"containerPort": 9090}]
     assert "container app: ports 8080 -> 9090" in template_changes(a, b)
+
+
+def test_a_rollout_restart_is_named_and_read_as_routine() -> None:
+    from datetime import UTC, datetime
+
+    from opsmate.agent.observe.analyzers.rollouts import rollouts
+    from opsmate.agent.observe.context import ObserveContext
+    from opsmate.tools.base import ToolResult
+
+    a = rs(1, [{"name": "MODE", "value": "fast"}])
+    b = rs(2, [{"name": "MODE", "value": "fast"}])
+    b["spec"]["template"]["metadata"] = {
+        "annotations": {"kubectl.kubernetes.io/restartedAt": "2026-05-04T10:02:00Z"}
+    }
+    assert template_changes(a, b) == [
+        "pod template: restarted (kubectl.kubernetes.io/restartedAt 2026-05-04T10:02:00Z)"
+    ]
+    assert template_changes(b, b) == []  # the same restart stamp is no change
+    hist = rollout_history(None, [a, b])
+    result = ToolResult(
+        call_id="c1", tool="rollout_history", status="success", args={"name": "web"}, data=hist
+    )
+    ctx = ObserveContext(eid="E1", window_from=datetime(2026, 5, 4, 9, tzinfo=UTC))
+    (fact,) = [f for f in rollouts(result, ctx) if f.key.startswith("rollout:web:2")]
+    assert fact.routine and "rollout restart" in fact.statement
+    assert "configuration change" not in fact.statement

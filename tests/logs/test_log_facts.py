@@ -82,7 +82,7 @@ def test_timing_against_the_onset_new_and_background() -> None:
     facts = log_stats_facts(stats_result(lines), ctx(onset))
     storm = next(f for f in facts if "cache miss" in f.statement)
     pool = next(f for f in facts if "pool exhausted" in f.statement)
-    assert storm.detail["background"] is True and storm.detail["new"] is False
+    assert storm.background is True and storm.detail["new"] is False
     assert storm.detail["before_onset"] == 15 and storm.detail["after_onset"] == 15
     assert "background" in storm.statement
     assert pool.detail["new"] is True and pool.detail["before_onset"] == 0

@@ -28,6 +28,9 @@ from opsmate.records.types import (
     lenient,
 )
 
+# how a revision that only ran ``kubectl rollout restart`` reads in its ``changes``
+RESTARTED = "pod template: restarted"
+
 
 def _none() -> None:
     """The value of a nested record that does not validate."""

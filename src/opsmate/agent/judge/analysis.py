@@ -24,7 +24,7 @@ from datetime import datetime, timedelta
 
 from opsmate.agent.evidence import EvidenceStore
 from opsmate.agent.intake.subject import Subject
-from opsmate.agent.judge import chains, links, walk
+from opsmate.agent.judge import chains, links, transients, walk
 from opsmate.agent.judge.candidates import Candidate, build, order_symptoms, same_thread
 from opsmate.agent.judge.causality import Role, role
 from opsmate.agent.judge.saturation import derive_saturation
@@ -122,6 +122,9 @@ def analyse(
             comp = depgraph.fact_component(dg, c.lead)
             if comp is None or comp not in reached:
                 c.supported, c.conclusive = False, False
+        elif transients.passed_after_start(c.lead, facts):
+            c.supported, c.conclusive = False, False  # the pod started, then passed
+            c.score *= 0.3
         elif c.lead.reason == "UnknownServiceHost" and not any(
             links.is_dns_failure(f) and f.severity == "error" for f in facts
         ):

@@ -84,6 +84,8 @@ def change_for(f: Fact, changes: list[Fact]) -> Fact | None:
     for c in changes:
         if c.time is None or own_start(c, f):
             continue
+        if c.routine and config_behind(c, changes) is c:
+            continue  # a rollout restart changed nothing that runs: it explains no failure
         aligned = c.time - timedelta(minutes=2) <= f.time <= c.time + timedelta(minutes=30)
         if aligned and (best is None or (best.time and c.time > best.time)):
             best = c
@@ -149,7 +151,7 @@ def build(
     matcher = DocMatcher([d for _, d in docs])
     out: list[Candidate] = []
     for c in causes:
-        conclusive = c.kind in CONCLUSIVE or bool(c.detail.get("conclusive"))
+        conclusive = c.kind in CONCLUSIVE or c.conclusive
         if c.kind == K.PROBE_FAILURE and c.count < 3:
             conclusive = False  # a probe fails a pod only after failureThreshold (3) in a row
         cand = Candidate(lead=c, relation=rel[c.key], conclusive=conclusive)
@@ -167,7 +169,7 @@ def build(
             and cand.relation == links.SUBJECT
         ):
             score *= 1.15
-        if c.detail.get("background"):
+        if c.background:
             score *= 0.4
         cand.change = change_for(c, changes)
         if cand.change is not None:

@@ -62,7 +62,7 @@ def abnormal_components(
         elif (
             f.kind in _SKIP
             or f.severity == "info"
-            or f.detail.get("background")
+            or f.background
             or role(f.kind) not in (Role.SYMPTOM, Role.CAUSE)
         ):
             continue

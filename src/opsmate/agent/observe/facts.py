@@ -15,7 +15,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 Severity = Literal["error", "warning", "info"]
 
@@ -89,6 +89,9 @@ class ObjRef(BaseModel):
         return self.name if self.kind in ("app", "host") else f"{self.kind} {self.name}"
 
 
+_FLAGS = ("conclusive", "background")
+
+
 class Fact(BaseModel):
     """An observation extracted from evidence (``evidence``: E/R ids)."""
 
@@ -110,7 +113,23 @@ class Fact(BaseModel):
     reason: str | None = None  # a machine reason (OOMKilled, FailedScheduling, BackOff ...)
     message: str | None = None  # the verbatim message behind it (redacted)
     exit_code: int | None = None
+    # what the judge weighs, typed (never read from ``detail``):
+    conclusive: bool = False  # the observation alone shows the cause (no corroboration needed)
+    background: bool = False  # there before the onset at a like rate: noise, not the trouble
+    routine: bool = False  # a change that changed nothing that runs (a rollout restart)
     detail: dict[str, Any] = Field(default_factory=dict)  # kind-specific structured values
+
+    @model_validator(mode="before")
+    @classmethod
+    def _flags_out_of_detail(cls, value: Any) -> Any:
+        """Sessions stored before the flags were typed kept them in ``detail``."""
+        if isinstance(value, dict) and isinstance(value.get("detail"), dict):
+            detail = dict(value["detail"])
+            moved = {k: bool(detail.pop(k)) for k in _FLAGS if k in detail}
+            if moved:
+                value = {**value, **{k: v for k, v in moved.items() if k not in value}}
+                value["detail"] = detail
+        return value
 
     @field_validator("kind", mode="before")
     @classmethod

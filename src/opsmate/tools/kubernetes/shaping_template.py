@@ -13,9 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from opsmate.records.k8s import RESTARTED
 from opsmate.tools.kubernetes.shaping_common import as_list, get, str_map, strings, text
 
 MAX_CHANGES = 12
+RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"  # set by ``kubectl rollout restart``
 
 
 def _env(c: Any) -> dict[str, str]:
@@ -100,4 +102,8 @@ def template_changes(before: Any, after: Any) -> list[str]:
                 old, new = x[kind].get(res), y[kind].get(res)
                 if old != new:
                     out.append(f"{who}: {res} {kind[:-1]} {old or 'none'} -> {new or 'none'}")
+    old = text(get(before, "spec", "template", "metadata", "annotations", RESTARTED_AT))
+    new = text(get(after, "spec", "template", "metadata", "annotations", RESTARTED_AT))
+    if new and new != old:
+        out.append(f"{RESTARTED} ({RESTARTED_AT} {new})")
     return out[:MAX_CHANGES]

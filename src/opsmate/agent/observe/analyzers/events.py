@@ -82,7 +82,7 @@ def eviction_cause(f: Fact) -> Fact:
             "statement": statement,
             "quote": f"Evicted: {res} usage {d.get('usage')} over request {d.get('request')}",
             "container": d.get("container"),
-            "detail": {**d, "conclusive": True},
+            "conclusive": True,
         }
     )
 

@@ -114,6 +114,7 @@ def k8s_fact(
     detail: dict[str, Any] | None = None,
     quote: str | None = None,
     count: int = 1,
+    conclusive: bool = False,
 ) -> Fact:
     """A fact about a Kubernetes object (``key`` is prefixed ``k8s:``; terms from the
     statement, the reason and the message; focus when any named object is in focus)."""
@@ -136,6 +137,7 @@ def k8s_fact(
         objects=objs,
         reason=reason,
         message=message,
+        conclusive=conclusive,
         detail=detail or {},
     )
 

@@ -257,6 +257,7 @@ def _scaled_to_zero(ctx: ObserveContext, kind: str, w: Workload) -> list[Fact]:
             service=w.name,
             severity="error",
             reason="ScaledToZero",
-            detail={"replicas": 0, "services": names, "conclusive": True},
+            conclusive=True,
+            detail={"replicas": 0, "services": names},
         )
     ]

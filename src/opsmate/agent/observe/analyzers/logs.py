@@ -128,7 +128,7 @@ def _group_fact(
         "levels": g.levels,
         "count": g.count,
         "source": "log_stats",
-        **split,
+        **{k: v for k, v in split.items() if k != "background"},
     }
     if g.levels_inferred:
         detail["levels_inferred"] = g.levels_inferred
@@ -157,6 +157,7 @@ def _group_fact(
         reason=sig.reason,
         message=said,
         detail=detail,
+        background=bool(split.get("background")),
         focus_names=(origin, emitter),
     )
 
@@ -413,7 +414,9 @@ def _status_fact(
         reason="failed requests",
         message=example,
         detail={"endpoint": st.key, "codes": dict(st.codes), "errors": st.errors,
-                "total": st.total, "error_ratio": st.error_ratio, **split},
+                "total": st.total, "error_ratio": st.error_ratio,
+                **{k: v for k, v in split.items() if k != "background"}},
+        background=bool(split.get("background")),
     )  # fmt: skip
 
 

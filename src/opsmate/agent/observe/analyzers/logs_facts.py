@@ -192,6 +192,7 @@ def make_fact(
     detail: dict[str, Any] | None = None,
     focus_names: tuple[str | None, ...] = (),
     extra_evidence: list[str] | None = None,
+    background: bool = False,
 ) -> Fact | None:
     """A fact citing ``ctx.eid``; None when the quoted text addresses an assistant (kept as
     data, noted, never quoted)."""
@@ -228,5 +229,6 @@ def make_fact(
         reason=reason,
         message=clip(message or quote, 1000),
         exit_code=exit_code,
+        background=background,
         detail=detail or {},
     )

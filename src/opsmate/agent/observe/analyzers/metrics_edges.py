@@ -95,7 +95,8 @@ def latency_between(ctx: ObserveContext) -> list[Fact]:
                 quote=f"network latency to {callee}",
                 terms=["network", "latency", callee.lower()],
                 focus=ctx.is_focus(callee),
-                detail={"conclusive": True, "client_ratio": worst.ratio, "callers": callers},
+                conclusive=True,
+                detail={"client_ratio": worst.ratio, "callers": callers},
             )
         )
     return facts

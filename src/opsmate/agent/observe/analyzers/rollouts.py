@@ -10,7 +10,7 @@ from opsmate.agent.observe.registry import for_tools
 from opsmate.agent.observe.text import clip, hm
 from opsmate.agent.signals import match_terms
 from opsmate.records.base import parse_one
-from opsmate.records.k8s import Rollout
+from opsmate.records.k8s import RESTARTED, Rollout
 from opsmate.tools.base import ToolResult
 
 
@@ -34,11 +34,17 @@ def rollouts(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
         before = prev[-1] if prev else None
         images = ", ".join(cur.images)
         changed = ""
+        # ``kubectl rollout restart`` and nothing else: new pods, same template
+        restart_only = bool(cur.changes) and all(c.startswith(RESTARTED) for c in cur.changes)
         if before and before.images != cur.images:
             changed = f" (image {', '.join(before.images)} -> {images})"
+        elif restart_only:
+            changed = " (a rollout restart: the same image and pod template as before)"
         elif before:
             changed = " (same image as before: a configuration change)"
-        said = [c for c in cur.changes if ": image " not in c]  # the images are said above
+        said = [
+            c for c in cur.changes if ": image " not in c and not c.startswith(RESTARTED)
+        ]  # the images and a restart are said above
         if said:
             changed += ": " + "; ".join(said[:4])
         quote = f"revision {cur.revision} of {name} at {hm(cur.created)}{changed}"
@@ -90,6 +96,7 @@ def rollouts(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
                     "change_cause": cur.change_cause,
                     "template_changes": cur.changes,
                 },
+                routine=restart_only,
             )
         )
     rep = ro.replicas

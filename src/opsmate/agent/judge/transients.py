@@ -1,0 +1,48 @@
+"""Start-up transients: trouble a new pod had only while it started.
+
+A rolling update scales the previous ReplicaSet down only as new pods become available.
+So probe failures on a new pod, followed by its Deployment scaling an older ReplicaSet
+down, were the pod starting up (the application not listening yet), not a fault: the
+pod passed its probes afterwards. Such failures are no cause, whatever their count.
+"""
+
+from __future__ import annotations
+
+import re
+
+from opsmate.agent.observe.facts import Fact
+from opsmate.agent.observe.facts import FactKind as K
+
+_SCALED_DOWN = re.compile(r"Scaled down replica set (\S+)")
+
+
+def _replicaset_of(pod: str) -> str | None:
+    """``web-5d9f8c7b6-x2x9z`` -> ``web-5d9f8c7b6`` (a Deployment's pod naming)."""
+    rs, _, suffix = pod.rpartition("-")
+    return rs if rs and suffix and "-" in rs else None
+
+
+def _deployment_of(replicaset: str) -> str:
+    return replicaset.rpartition("-")[0]
+
+
+def passed_after_start(fact: Fact, facts: list[Fact]) -> bool:
+    """``fact`` is a probe failure of a pod whose Deployment afterwards scaled a previous
+    ReplicaSet down: the pod became ready, so the failures were its start-up."""
+    if fact.kind != K.PROBE_FAILURE or fact.subject is None or fact.subject.kind != "Pod":
+        return False
+    rs = _replicaset_of(fact.subject.name)
+    if rs is None:
+        return False
+    deployment = _deployment_of(rs)
+    last = fact.last_time or fact.time
+    for f in facts:
+        if f.reason != "ScalingReplicaSet" or f.time is None:
+            continue
+        if last is not None and f.time < last:
+            continue
+        for text in (f.message, f.quote, f.statement):
+            m = _SCALED_DOWN.search(text or "")
+            if m and m.group(1) != rs and _deployment_of(m.group(1)) == deployment:
+                return True
+    return False

@@ -1,0 +1,57 @@
+"""Start-up transients: probe failures of a new pod that then passed (rolling update)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from opsmate.agent.judge.transients import passed_after_start
+from opsmate.agent.observe.facts import Fact, ObjRef
+from opsmate.agent.observe.facts import FactKind as K
+
+T = datetime(2026, 3, 13, 11, 7, tzinfo=UTC)
+
+
+def probe(pod: str, minute: int = 7) -> Fact:
+    return Fact(
+        key=f"probe:{pod}",
+        statement="Readiness probe failed",
+        kind=K.PROBE_FAILURE,
+        subject=ObjRef(kind="Pod", name=pod, namespace="shop"),
+        time=T.replace(minute=minute),
+        last_time=T.replace(minute=minute, second=20),
+        count=2,
+    )
+
+
+def scaled(message: str, minute: int) -> Fact:
+    return Fact(
+        key=f"scale:{message}",
+        statement=f"1 ScalingReplicaSet event on Deployment web: {message}",
+        reason="ScalingReplicaSet",
+        message=message,
+        time=T.replace(minute=minute),
+    )
+
+
+def test_failures_then_the_old_replicaset_scaled_down_were_start_up() -> None:
+    f = probe("web-6f7d8c9b5-x2x9z")
+    old_down = scaled("Scaled down replica set web-5d9f8c7b6 to 0 from 1", 8)
+    assert passed_after_start(f, [f, old_down])
+
+
+def test_without_a_later_scale_down_the_failures_stand() -> None:
+    f = probe("web-6f7d8c9b5-x2x9z")
+    before = scaled("Scaled down replica set web-5d9f8c7b6 to 0 from 1", 5)  # earlier
+    own = scaled("Scaled down replica set web-6f7d8c9b5 to 0 from 1", 9)  # its own RS
+    other = scaled("Scaled down replica set api-5d9f8c7b6 to 0 from 1", 9)  # another app
+    up = scaled("Scaled up replica set web-6f7d8c9b5 to 1", 9)
+    for facts in ([f], [f, before], [f, own], [f, other], [f, up]):
+        assert not passed_after_start(f, facts)
+
+
+def test_only_probe_failures_of_pods_count() -> None:
+    f = probe("web-6f7d8c9b5-x2x9z").model_copy(update={"kind": K.LOG_ERROR})
+    down = scaled("Scaled down replica set web-5d9f8c7b6 to 0 from 1", 8)
+    assert not passed_after_start(f, [f, down])
+    bare = probe("standalone")  # no ReplicaSet in the name
+    assert not passed_after_start(bare, [bare, down])
