@@ -87,8 +87,11 @@ def reindex_side_by_side(
     sides: dict[str, tuple[Path | None, Path, Path]] = {"after": (None, idx, cache)}
     if src is not None:
         b_idx, b_cache = work / f"{idx.name}-before", work / f"{cache.name}-{idx.name}-before"
-        shutil.copytree(idx, b_idx)
         shutil.copytree(cache, b_cache)
+        if not b_idx.exists():  # the before code's own index (its own embedding model)
+            shutil.copytree(idx, b_idx)
+            _cli(["index", str(root), "--index-dir", str(b_idx), "--json"],
+                 {**env, "OPSMATE_CACHE_DIR": str(b_cache)}, src)  # fmt: skip
         sides["before"] = (src, b_idx, b_cache)
     out: dict[str, Any] = {}
     for _ in range(rounds):
@@ -139,26 +142,33 @@ def bench_index_1k(
 
 
 def _prefill_cache(root: Path) -> int:
-    """Put noisy copies of real base-chunk vectors in the cache for every chunk text."""
+    """Put noisy copies of real base-chunk vectors in the cache for every chunk text.
+
+    For the default model (its int8 copy) and for the float32 files (the model of the
+    code before), so both sides index from the cache.
+    """
     from opsmate.config import EmbeddingConfig
     from opsmate.knowledge.embedding_cache import EmbeddingCache, content_hash
-    from opsmate.knowledge.embeddings import make_embedder
+    from opsmate.knowledge.embeddings import OnnxEmbedder, chroma_onnx_dir, make_embedder
     from opsmate.knowledge.markdown import load_runbook
     from opsmate.knowledge.store import embed_text
 
-    emb = make_embedder(EmbeddingConfig())
-    assert emb is not None
+    default = make_embedder(EmbeddingConfig(), allow_download=True)
+    assert default is not None
     texts = [
         embed_text(c.heading_path, c.text)
         for p in sorted(root.rglob("*.md"))
         for c in load_runbook(p, root).chunks
     ]
-    base = emb.embed(texts[:CHUNKS_PER_VARIANT])
-    rng = np.random.default_rng(0)
-    vecs = base[np.arange(len(texts)) % len(base)] + rng.normal(0, 0.02, (len(texts), emb.dim))
-    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
     cache = EmbeddingCache()
-    cache.put_many(emb.model_id, ((content_hash(t), v) for t, v in zip(texts, vecs, strict=True)))
+    for emb in {e.model_id: e for e in (default, OnnxEmbedder(chroma_onnx_dir()))}.values():
+        base = emb.embed(texts[:CHUNKS_PER_VARIANT])
+        rng = np.random.default_rng(0)
+        vecs = base[np.arange(len(texts)) % len(base)]
+        vecs = vecs + rng.normal(0, 0.02, (len(texts), emb.dim))
+        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+        pairs = zip(texts, vecs, strict=True)
+        cache.put_many(emb.model_id, ((content_hash(t), v) for t, v in pairs))
     cache.close()
     return len(texts)
 
@@ -188,15 +198,17 @@ def _latency(index_dir: Path, queries: list[str], modes: tuple[str, ...] = MODES
 
 
 def latency_side_by_side(
-    idx: Path, queries: list[str], src: Path | None, rounds: int
+    idx: Path, queries: list[str], src: Path | None, rounds: int, b_idx: Path | None = None
 ) -> dict[str, Any]:
-    """Query latency on one index with the code before (a subprocess) and after, alternating."""
+    """Query latency with the code before (a subprocess, on ``b_idx``: the index it built
+    with its own embedding model) and after (on ``idx``), alternating."""
     out: dict[str, Any] = {"after": []}
     if src is not None:
         out["before"] = []
     for _ in range(rounds):
         if src is not None:
-            out["before"].append(run_worker(SCRIPT, src, "latency", {"index": str(idx)}))
+            b = str(b_idx or idx)
+            out["before"].append(run_worker(SCRIPT, src, "latency", {"index": b}))
         out["after"].append(run_worker(SCRIPT, None, "latency", {"index": str(idx)}))
     for label in list(out):
         runs = out[label]
@@ -232,7 +244,11 @@ def bench_10k(work: Path, env: dict[str, str], src: Path | None, rounds: int) ->
         if backend == "chroma":
             res[backend].update(_latency(idx, queries))
     idx = work / "idx10k-numpy"
-    res["numpy"]["side_by_side"] = latency_side_by_side(idx, queries, src, rounds)
+    b_idx = work / f"{idx.name}-before"
+    if src is not None:  # the before code's own index of the same files (untimed)
+        shutil.copytree(idx, b_idx)
+        _cli(["index", str(root), "--index-dir", str(b_idx), "--json"], env, src)
+    res["numpy"]["side_by_side"] = latency_side_by_side(idx, queries, src, rounds, b_idx)
     res["numpy"].update(res["numpy"]["side_by_side"]["after_best"])
     wall, s = _cli(["search", "PoolTimeout", "--index-dir", str(idx), "--json"], env)
     res["cli_search_wall_s"] = round(wall, 2)
@@ -294,6 +310,9 @@ def main() -> int:
         work = Path(tmp)
         env = {"OPSMATE_CACHE_DIR": str(work / "cache"), "OPSMATE_DATA_DIR": str(work / "data")}
         os.environ.update(env)  # in-process parts use the same empty cache
+        from opsmate.knowledge.embeddings import default_onnx_dir
+
+        results["default_model_dir"] = str(default_onnx_dir(quantize=True))  # written once
         if not args.skip_1k:
             results["index_1k"] = bench_index_1k(work, env, src, args.rounds)
         results["bundle"] = bench_bundle()

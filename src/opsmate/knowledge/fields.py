@@ -83,18 +83,21 @@ def chunk_fields(
     meta: dict[str, Any],
     memo: dict[str, list[str]] | None = None,
     prior: dict[str, list[str]] | None = None,
+    meta_text: str | None = None,
 ) -> dict[str, list[str]]:
     """The field terms of one chunk (``body_terms`` are its stored BM25 terms).
 
     ``memo`` caches the tokenized headings and metadata across the chunks of a build
     (chunks of one section share them); ``prior`` is the previous build's memo (same
     analyzer), read before tokenizing, so re-indexing after one edit tokenizes only
-    the texts of that edit.
+    the texts of that edit. ``meta_text``: :func:`meta_field_text` of ``meta`` when the
+    caller has it (computed once per runbook, not once per chunk).
     """
     from opsmate.knowledge.analyzers import tokenize
 
     memo = {} if memo is None else memo
-    meta_text = meta_field_text(meta)
+    if meta_text is None:
+        meta_text = meta_field_text(meta)
     head_text = " ".join(heading_path)
     for text in (head_text, meta_text):
         if text not in memo:

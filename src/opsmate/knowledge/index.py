@@ -50,7 +50,13 @@ from opsmate.errors import IndexLockedError, InputError
 from opsmate.knowledge.corpus import Corpus
 from opsmate.knowledge.embedding_cache import content_hash
 from opsmate.knowledge.embeddings import config_to_spec, onnx_model_dir
-from opsmate.knowledge.fields import FIELDS_DIR, FIELDS_VERSION, FieldIndex, chunk_fields
+from opsmate.knowledge.fields import (
+    FIELDS_DIR,
+    FIELDS_VERSION,
+    FieldIndex,
+    chunk_fields,
+    meta_field_text,
+)
 from opsmate.knowledge.generation import GENS, Progress, add_to_chroma, build_vectors
 from opsmate.knowledge.lexical import build_lexical
 from opsmate.knowledge.manifest import Manifest, split_terms
@@ -97,8 +103,8 @@ def _embedding_key(config: EmbeddingConfig) -> str:
     file triggers a rebuild of the vector side.
     """
     model_file: Path | None = None
-    if config.backend == "onnx":
-        model_file = onnx_model_dir(config) / "model.onnx"
+    if config.backend == "onnx":  # the default model: its int8 copy, written now if need be
+        model_file = onnx_model_dir(config, quantize=True) / "model.onnx"
     elif config.backend == "gguf" and config.model_path:
         model_file = Path(config.model_path).expanduser()
     size = model_file.stat().st_size if model_file and model_file.is_file() else None
@@ -133,10 +139,13 @@ def build_field_index(
         d: {**json.loads(meta), "title": title}
         for d, title, meta in m.conn.execute("SELECT id, title, meta_json FROM documents")
     }
+    meta_texts = {d: meta_field_text(meta) for d, meta in metas.items()}
     memo: dict[str, list[str]] = {}
     fields = FieldIndex.build(
         [
-            chunk_fields(t, json.loads(r[4]), metas.get(r[1], {}), memo, prior)
+            chunk_fields(
+                t, json.loads(r[4]), metas.get(r[1], {}), memo, prior, meta_texts.get(r[1])
+            )
             for r, t in zip(rows, terms, strict=True)
         ]
     )

@@ -2,7 +2,7 @@
 
 - ``bm25s`` (default): scores precomputed into a sparse matrix at build time, saved as
   ``.npy`` files and loaded with mmap; a query is a few sparse-column sums. It needs a
-  full rebuild per index version (about 0.3 s at 10k chunks), which fits the versioned
+  full rebuild per index version (about 0.15 s at 10k chunks), which fits the versioned
   index: each published generation has its own BM25 folder.
 - ``rank_bm25``: the design card's library (pure Python loops over every document per
   query), kept for comparison. Its IDF is switched to Lucene's
@@ -71,11 +71,29 @@ class Bm25sIndex:
 
     @classmethod
     def build(cls, corpus: list[list[str]]) -> Bm25sIndex:
+        """The index over ``corpus``, in bm25s's own format (saved and loaded by bm25s).
+
+        The score matrix is computed with numpy (the term-major sparse matrix of
+        :class:`~opsmate.knowledge.fields.FieldIndex` with one field, the same Lucene
+        formula, k1 and b as ``bm25s.BM25(method="lucene")``): 10k chunks in ~0.15 s
+        instead of bm25s's ~0.5 s of per-document Python.
+        """
         import bm25s
 
+        from opsmate.knowledge.fields import FieldIndex
+
+        # "" stands for an empty document, as bm25s needs one token per document
+        docs = [{"body": doc or [""]} for doc in corpus] or [{"body": [""]}]
+        f = FieldIndex.build(docs, weights={"body": 1.0}, b={"body": B}, k1=K1)
         model = bm25s.BM25(k1=K1, b=B, method="lucene")
-        # bm25s needs at least one token per document; "" stands for an empty document
-        model.index([doc or [""] for doc in corpus] or [[""]], show_progress=False)
+        model.scores = {
+            "data": f.data,
+            "indices": f.indices.astype(np.int32, copy=False),
+            "indptr": f.indptr,
+            "num_docs": len(docs),
+        }
+        model.vocab_dict = f.vocab
+        model.nonoccurrence_array = None  # Lucene BM25 has no non-occurrence score
         index = cls(model)
         index.n_docs = len(corpus)
         return index

@@ -8,27 +8,29 @@ vectors within cosine 0.99 of the float32 ones; on the golden set retrieval qual
 is unchanged (``benchmarks/bench_index_throughput.py`` measures both). Per-tensor
 scales are as fast but drift to cosine ~0.95 and lose paraphrase recall.
 
-It is a different vector space, so it is opt-in and explicit: write the model once,
-then point the ``onnx`` backend at it (the index re-embeds everything once, because
-the model id changes)::
+It is the default ``onnx`` model: the first ``opsmate index`` writes it once
+(:func:`ensure_int8`, ~3 s) next to chromadb's float32 files, and an index built
+before re-embeds everything once, because the model id changes. Float32 stays
+selectable: ``embedding: {backend: onnx, model_path: ~/.cache/chroma/onnx_models/
+all-MiniLM-L6-v2/onnx}``. A copy can also be written by hand::
 
     python -m opsmate.knowledge.quantize ~/.local/share/opsmate/minilm-int8
-    # config.yaml
-    embedding: {backend: onnx, model_path: ~/.local/share/opsmate/minilm-int8}
 
-Needs the ``onnx`` package (``pip install onnx``) to write the file, not to use it.
+Needs the ``onnx`` package (``pip install onnx``) to write the file, not to use it;
+without it the default model stays float32.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 from opsmate.errors import ModelError
-from opsmate.knowledge.embeddings import chroma_onnx_dir
 
 TOKENIZER_FILES = (
     "tokenizer.json",
@@ -38,9 +40,15 @@ TOKENIZER_FILES = (
 )
 
 
+def _chroma_onnx_dir() -> Path:
+    """chromadb's MiniLM folder (as :func:`opsmate.knowledge.embeddings.chroma_onnx_dir`,
+    which imports this module: spelled here so the two do not import each other)."""
+    return Path.home() / ".cache" / "chroma" / "onnx_models" / "all-MiniLM-L6-v2" / "onnx"
+
+
 def quantize_minilm(out_dir: Path, source_dir: Path | None = None) -> Path:
     """Write ``model.onnx`` (int8, per-channel) and the tokenizer files into ``out_dir``."""
-    src = (source_dir or chroma_onnx_dir()) / "model.onnx"
+    src = (source_dir or _chroma_onnx_dir()) / "model.onnx"
     if not src.is_file():
         raise ModelError(
             f"MiniLM ONNX model not found at {src}",
@@ -57,6 +65,7 @@ def quantize_minilm(out_dir: Path, source_dir: Path | None = None) -> Path:
     root = logging.getLogger()
     level, handlers = root.level, list(root.handlers)
     try:  # the tool configures the root logger (and advises pre-processing): undo that
+        root.setLevel(logging.ERROR)
         quantize_dynamic(str(src), str(tmp), weight_type=QuantType.QInt8, per_channel=True)
     finally:
         root.setLevel(level)
@@ -66,6 +75,39 @@ def quantize_minilm(out_dir: Path, source_dir: Path | None = None) -> Path:
         if (src.parent / name).is_file():
             shutil.copyfile(src.parent / name, out_dir / name)
     return out_dir / "model.onnx"
+
+
+def ensure_int8(targets: list[Path], source_dir: Path) -> Path | None:
+    """The int8 copy of the model in ``source_dir``, written into the first writable of
+    ``targets`` when none holds it yet; None when it cannot be written (no ``onnx``
+    package, read-only folders: the caller keeps float32).
+
+    Written into a temporary sibling folder and renamed into place, so a concurrent
+    reader or writer sees either no folder or a complete one.
+    """
+    for target in targets:
+        if (target / "model.onnx").is_file() and (target / "tokenizer.json").is_file():
+            return target
+    for target in targets:
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+        except OSError:
+            continue
+        try:
+            quantize_minilm(tmp, source_dir)
+            os.chmod(tmp, 0o755)
+            try:
+                tmp.rename(target)
+            except OSError:  # another process renamed its copy first: use that one
+                if not (target / "model.onnx").is_file():
+                    raise
+            return target
+        except (ModelError, OSError, ValueError, RuntimeError):
+            continue
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -399,7 +399,7 @@ def open_retriever(
         if spec is None:
             return None
         try:
-            emb = make_embedder(spec, allow_download=False)
+            emb = make_embedder(spec, allow_download=False, model_id=index.corpus().model_id)
         except OpsmateError as exc:
             notes.append(f"embedding model unavailable ({exc.message}): BM25 only")
             return None
