@@ -55,3 +55,18 @@ def test_only_probe_failures_of_pods_count() -> None:
     assert not passed_after_start(f, [f, down])
     bare = probe("standalone")  # no ReplicaSet in the name
     assert not passed_after_start(bare, [bare, down])
+
+
+def test_a_long_wrapped_error_keeps_its_innermost_cause() -> None:
+    from opsmate.agent.observe.text import clip_wrapped
+
+    msg = (
+        'Failed to pull image "reg.example/app:1": failed to resolve reference '
+        '"reg.example/app:1": failed to authorize: unexpected status from GET request to '
+        "https://reg.example/service/token?scope=repository%3Aapp%3Apull: 401 Unauthorized"
+    )
+    out = clip_wrapped(msg, 100)
+    assert out.startswith("Failed to pull image") and out.endswith(" … 401 Unauthorized")
+    assert len(out) <= 100
+    assert clip_wrapped("short: text", 100) == "short: text"
+    assert clip_wrapped("no clauses " * 20, 50).endswith(" …")  # plain clip

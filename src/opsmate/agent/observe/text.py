@@ -55,6 +55,18 @@ def clip(text: str | None, limit: int = 300) -> str:
     return (cut[:sp] if sp > limit // 2 else cut) + " …"
 
 
+def clip_wrapped(text: str | None, limit: int = 300) -> str:
+    """Like :func:`clip`, but a long wrapped error (``a: b: c: 401 Unauthorized``) keeps its
+    last clause, the innermost cause, after the cut: ``a: b … 401 Unauthorized``."""
+    s = re.sub(r"\s+", " ", text or "").strip()
+    if len(s) <= limit or ": " not in s:
+        return clip(s, limit)
+    tail = s.rsplit(": ", 1)[1]
+    if not tail or len(tail) > limit // 3:
+        return clip(s, limit)
+    return clip(s, limit - len(tail) - 3).removesuffix(" …") + " … " + tail
+
+
 _POD_SUFFIX = re.compile(r"-(?:[a-z0-9]{8,10}-[a-z0-9]{5}|[a-z0-9]{5}|\d+)$")
 
 

@@ -15,10 +15,10 @@ from opsmate.agent.observe.context import ObserveContext
 from opsmate.agent.observe.facts import Fact, FactKind, ObjRef
 from opsmate.agent.observe.k8s_messages import read_message
 from opsmate.agent.observe.registry import for_tools
-from opsmate.agent.observe.text import clip, message_signature, span, workload_of
+from opsmate.agent.observe.text import clip_wrapped, message_signature, span, workload_of
 from opsmate.agent.signals import looks_like_instruction, match_terms
-from opsmate.records.base import parse_list
 from opsmate.records.k8s import Event
+from opsmate.records.payloads import EventsPayload
 from opsmate.tools.base import ToolResult
 
 _NORMAL_THAT_MATTER = {"Killing", "SuccessfulDelete", "ScalingReplicaSet"}
@@ -27,7 +27,8 @@ _NORMAL_THAT_MATTER = {"Killing", "SuccessfulDelete", "ScalingReplicaSet"}
 @for_tools("get_events")
 def events(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
     """Facts from the warning events of a ``get_events`` answer."""
-    records, _ = parse_list(Event, result.data, "events", "items")
+    payload = result.payload_as(EventsPayload)
+    records = payload.events if payload else []
     ctx.graph.add_events(records, ctx.eid)
     groups: dict[tuple[str, str, str, str], dict[str, Any]] = {}
     for e in records:
@@ -110,7 +111,7 @@ def _fact(
     count = g["count"]
     statement = (
         f"{count} {reason} event{'s' if count != 1 else ''} on {obj_kind} {shown}"
-        f"{span(g['first'], g['last'])}: {clip(msg, 300)}"
+        f"{span(g['first'], g['last'])}: {clip_wrapped(msg, 300)}"
     )
     subject = ObjRef(kind=obj_kind, name=objs[0], namespace=ns) if objs else None
     objects = [ObjRef(kind=obj_kind, name=o, namespace=ns) for o in objs[1:6]]
@@ -129,7 +130,7 @@ def _fact(
         service=group_name or None,
         time=g["first"],
         last_time=g["last"],
-        quote=f"{reason}: {clip(msg, 200)}",
+        quote=f"{reason}: {clip_wrapped(msg, 200)}",
         terms=list(match_terms(f"{reason} {msg}"))[:20],
         focus=ctx.is_focus(*objs, group_name),
         count=count,
