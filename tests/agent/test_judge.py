@@ -602,3 +602,20 @@ def test_flags_stored_in_detail_by_older_sessions_become_typed_fields() -> None:
     assert old.conclusive is True and old.background is True and old.routine is False
     assert old.detail == {"x": 2}  # control flags never stay in detail
     assert Fact(key="k", statement="s").model_dump()["detail"] == {}
+
+
+def test_a_background_message_is_never_a_supported_cause_on_its_own() -> None:
+    from opsmate.agent.judge import links
+    from opsmate.agent.judge.analysis import _supported
+    from opsmate.agent.judge.candidates import Candidate
+    from opsmate.agent.observe.facts import Fact
+    from opsmate.agent.observe.facts import FactKind as FK
+
+    lead = Fact(
+        key="log:x", statement="x not set", kind=FK.CONFIG_ERROR, severity="error", count=40
+    )
+    steady = lead.model_copy(update={"background": True})
+    for fact, want in ((lead, True), (steady, False)):
+        cand = Candidate(lead=fact, relation=links.SUBJECT, conclusive=False)
+        cand.sole = True  # the only error there is: enough, unless it was there all along
+        assert _supported(cand) is want

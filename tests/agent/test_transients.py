@@ -70,3 +70,17 @@ def test_a_long_wrapped_error_keeps_its_innermost_cause() -> None:
     assert len(out) <= 100
     assert clip_wrapped("short: text", 100) == "short: text"
     assert clip_wrapped("no clauses " * 20, 50).endswith(" …")  # plain clip
+
+
+def test_the_node_condition_behind_an_eviction_signal_is_named() -> None:
+    from opsmate.agent.observe.k8s_messages import pressure_condition
+
+    assert pressure_condition("EvictionThresholdMet", "Attempting to reclaim ephemeral-storage")
+    assert (
+        pressure_condition("EvictionThresholdMet", "Attempting to reclaim nodefs") == "DiskPressure"
+    )
+    assert pressure_condition("EvictionThresholdMet", "Attempting to reclaim memory") == (
+        "MemoryPressure"
+    )
+    assert pressure_condition("NodeHasDiskPressure", "x") == "DiskPressure"
+    assert pressure_condition("Evicted", "The node was low on resource: memory") is None

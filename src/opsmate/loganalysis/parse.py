@@ -409,6 +409,8 @@ def parse_record(
     level = rec.get(level_field) if level_field in rec else None
     if level is None and "." in level_field:
         _, level = _get(rec, (level_field,))
+    if level is None:  # the application's own level field (severity, lvl, log.level ...)
+        _, level = _get(rec, names.level)
     pl = parse_line(msg if isinstance(msg, str) else ("" if msg is None else str(msg)),
                     level=level, names=names)  # fmt: skip
     if level is not None and pl.kind == "json" and pl.level is not None and not pl.inferred:

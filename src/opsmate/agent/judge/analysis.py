@@ -205,6 +205,8 @@ def _supported(c: Candidate, onset: datetime | None = None) -> bool:
         return False
     if c.conclusive:
         return True
+    if c.lead.background:
+        return False  # as frequent before the onset as after: it cannot explain the change
     if c.relation == links.SUBJECT and (
         (c.onset_aligned and c.lead.count >= 2) or len(c.followers) >= 2 or c.sole
     ):

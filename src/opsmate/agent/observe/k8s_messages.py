@@ -92,6 +92,24 @@ class Reading:
     refs: list[tuple[str, str, str | None]] = field(default_factory=list)  # (kind, name, ns)
 
 
+# the kubelet's eviction signals and the node condition each one sets
+_PRESSURE = (
+    (re.compile(r"ephemeral-storage|nodefs|imagefs|disk", re.I), "DiskPressure"),
+    (re.compile(r"memory", re.I), "MemoryPressure"),
+    (re.compile(r"\bpids?\b", re.I), "PIDPressure"),
+)
+
+
+def pressure_condition(reason: str, message: str) -> str | None:
+    """The node condition behind a kubelet eviction event (``Attempting to reclaim
+    ephemeral-storage`` -> ``DiskPressure``), or the one an event names itself."""
+    if reason.startswith("NodeHas") and reason.endswith("Pressure"):
+        return reason.removeprefix("NodeHas")
+    if reason != "EvictionThresholdMet":
+        return None
+    return next((cond for pattern, cond in _PRESSURE if pattern.search(message)), None)
+
+
 def read_message(reason: str | None, message: str | None, namespace: str | None) -> Reading | None:
     """The observation a (reason, message) pair from Kubernetes amounts to, or None."""
     r = (reason or "").strip()
@@ -203,7 +221,8 @@ def read_message(reason: str | None, message: str | None, namespace: str | None)
         "NodeHasMemoryPressure",
         "EvictionThresholdMet",
     ):
-        return Reading(K.NODE_PROBLEM)
+        condition = pressure_condition(r, m)
+        return Reading(K.NODE_PROBLEM, detail={"condition": condition} if condition else {})
     if r in ("FailedGetResourceMetric", "FailedComputeMetricsReplicas", "FailedGetScale"):
         return Reading(K.MISCONFIGURATION, detail={"hpa": True})
     if r in ("CreateContainerConfigError", "CreateContainerError", "RunContainerError"):

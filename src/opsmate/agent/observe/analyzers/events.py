@@ -113,6 +113,9 @@ def _fact(
         f"{count} {reason} event{'s' if count != 1 else ''} on {obj_kind} {shown}"
         f"{span(g['first'], g['last'])}: {clip_wrapped(msg, 300)}"
     )
+    condition = reading.detail.get("condition") if reading else None
+    if condition and condition not in msg:
+        statement += f" (node condition {condition})"
     subject = ObjRef(kind=obj_kind, name=objs[0], namespace=ns) if objs else None
     objects = [ObjRef(kind=obj_kind, name=o, namespace=ns) for o in objs[1:6]]
     if reading:
