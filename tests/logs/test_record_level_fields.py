@@ -19,3 +19,21 @@ def test_the_level_field_wins_and_a_printed_level_counts_without_one() -> None:
     assert parse_record(both).level == "warn"
     printed = parse_record({"message": "ERROR: connection refused to db:5432"})
     assert (printed.level, printed.inferred) == ("error", False)
+
+
+def test_source_lines_and_nginx_host_headers_are_not_dependencies() -> None:
+    from opsmate.loganalysis.signals import hosts_in
+
+    line = (
+        "[error] 14#14: *7 [lua] read.lua:64: ReadUserTimeline(): connect() failed: "
+        'Connection refused, client: 10.244.0.72, server: localhost, request: "GET /r '
+        'HTTP/1.1", host: "front:8080"'
+    )
+    assert hosts_in(line) == []  # read.lua:64 is a source line; host: is the request's
+    proxied = (
+        "connect() failed (111: Connection refused) while connecting to upstream, client: "
+        '1.2.3.4, server: _, request: "GET / HTTP/1.1", upstream: "http://10.0.0.7:8080/", '
+        'host: "shop"'
+    )
+    assert hosts_in(proxied) == ["10.0.0.7:8080"]
+    assert hosts_in("dial tcp: lookup cartservice on 10.96.0.10:53")[0] == "cartservice"

@@ -98,9 +98,11 @@ def _specificity(name: str) -> int:
     return 3  # a plain word (Redis, database)
 
 
-_SOURCE_FILE = re.compile(
-    r"\.(?:go|py|java|kt|scala|js|mjs|ts|rb|rs|c|cc|cpp|h|hpp|cs|php|ex|exs|erl|swift)$", re.I
-)
+SOURCE_FILE = re.compile(
+    r"\.(?:go|py|java|kt|scala|js|mjs|ts|rb|rs|c|cc|cpp|h|hpp|cs|php|ex|exs|erl|swift|lua|pl"
+    r"|sh)$",
+    re.I,
+)  # "reflector.go:232", "read.lua:64": a source file and line, not a host and port
 
 
 def hosts_in(text: str) -> list[str]:
@@ -109,8 +111,15 @@ def hosts_in(text: str) -> list[str]:
     return sorted(_hosts_in(text), key=_specificity)
 
 
+# nginx's error log ends with the request's Host header (``host: "web:8080"``): the server
+# itself, not what it failed to reach (that is ``upstream: "http://..."``)
+_NGINX_HOST_HEADER = re.compile(r',\s*host:\s*"[^"]*"')
+
+
 def _hosts_in(text: str) -> list[str]:
     out: list[str] = []
+    if "client: " in text and "request: " in text:
+        text = _NGINX_HOST_HEADER.sub("", text)
     for pat in _TARGET_PATTERNS:
         for m in pat.finditer(text):
             h = m.group("h").strip(".:'\"`()")
@@ -123,7 +132,7 @@ def _hosts_in(text: str) -> list[str]:
                 continue
             if _TIMEISH.fullmatch(h):  # "T11:55" of a timestamp, "v2", "E1120"
                 continue
-            if _SOURCE_FILE.search(h):  # "reflector.go:232": a source line, not a host
+            if SOURCE_FILE.search(h):  # "reflector.go:232": a source line, not a host
                 continue
             if name not in out:
                 out.append(name)

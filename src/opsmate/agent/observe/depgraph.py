@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.graph import ObjectGraph
+from opsmate.loganalysis.signals import SOURCE_FILE
 from opsmate.records.k8s import Pod
 
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://(?:[^@/\s\"']+@)?([a-z0-9][a-z0-9.-]*)(?::(\d+))?", re.I)
@@ -64,9 +65,6 @@ _CALLEE_LABELS = (
 )
 _LOCAL = {"localhost", "127.0.0.1", "0.0.0.0", "::1"}
 # "read.lua:64", "main.go:37": a source line in a log prefix, not a host
-_SOURCE_FILE = re.compile(
-    r"\.(?:lua|go|py|java|js|ts|rb|c|cc|cpp|h|rs|php|kt|scala|cs|ex|exs|erl|pl|sh)$", re.I
-)
 
 
 @dataclass(frozen=True)
@@ -206,7 +204,7 @@ def hosts_in(text: str) -> list[tuple[str, str | None]]:
     for m in _IPPORT.finditer(text):
         if not any(m.group(1) == h for h, _ in out):
             out.append((m.group(1), m.group(2)))
-    return [(h, p) for h, p in out if h not in _LOCAL and not _SOURCE_FILE.search(h)]
+    return [(h, p) for h, p in out if h not in _LOCAL and not SOURCE_FILE.search(h)]
 
 
 def build(graph: ObjectGraph, facts: Iterable[Fact] = ()) -> DependencyGraph:
