@@ -221,3 +221,13 @@ def test_relation_links_a_dependency_the_data_shows() -> None:
     g = ObjectGraph()
     assert links.relation(deep, subject, g, set(), [], None, reach, dg) == links.LINKED
     assert links.relation(other, subject, g, set(), [], None, reach, dg) == links.UNRELATED
+
+
+def test_env_references_are_expanded_and_listen_addresses_are_not_dependencies() -> None:
+    from opsmate.agent.observe.depgraph import expand_env, hosts_in
+
+    env = {"COLLECTOR": "otel-collector"}
+    assert expand_env("http://$(COLLECTOR):4317", env) == "http://otel-collector:4317"
+    assert expand_env("$(MISSING)/x", env) == "$(MISSING)/x"
+    assert hosts_in(expand_env("http://$(COLLECTOR):4317", env)) == [("otel-collector", "4317")]
+    assert hosts_in("http://*:8080") == [] and hosts_in("http://+:80;https://+:443") == []

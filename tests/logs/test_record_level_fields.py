@@ -37,3 +37,13 @@ def test_source_lines_and_nginx_host_headers_are_not_dependencies() -> None:
     )
     assert hosts_in(proxied) == ["10.0.0.7:8080"]
     assert hosts_in("dial tcp: lookup cartservice on 10.96.0.10:53")[0] == "cartservice"
+
+
+def test_grpc_resolved_addresses_name_the_ip_and_port() -> None:
+    from opsmate.loganalysis.signals import hosts_in
+
+    text = (
+        "failed to connect to all addresses; last error: UNKNOWN: ipv4:10.96.200.14:8080: "
+        "Failed to connect to remote host: Connection refused"
+    )
+    assert hosts_in(text) == ["10.96.200.14:8080"]

@@ -62,6 +62,8 @@ _TARGET_PATTERNS: tuple[re.Pattern[str], ...] = (
     ),
     re.compile(r"lookup\s+(?P<h>[\w][\w.\-]*)", _I),
     re.compile(r"tried:\s*(?P<h>[\w][\w.\-]*(?::\d{1,5})?)", _I),
+    # gRPC's resolved addresses: "ipv4:10.96.1.2:8080", "ipv6:[fd00::1]:8080"
+    re.compile(r"\bipv[46]:\[?(?P<h>[\d.]+|[0-9a-f:]+)\]?:(?P<port>\d{2,5})\b", _I),
     re.compile(r"https?://(?P<h>[\w][\w.\-]*(?::\d{1,5})?)", _I),
     re.compile(r"(?P<h>[A-Za-z][\w\-]*(?:\.[\w\-]+)*):(?P<port>\d{2,5})\b"),
     re.compile(r"\bhost[=:]\s*['\"]?(?P<h>[\w][\w.\-]*)", _I),
@@ -80,7 +82,7 @@ _NOT_NAMES = frozenset(
         "the", "a", "an", "remote", "host", "server", "service", "it", "this", "that",
         "localhost", "required", "upstream", "destination", "endpoint", "peer", "target",
         "api", "http", "https", "tcp", "udp", "port", "external", "internal", "any", "all",
-        "some", "one",
+        "some", "one", "connection", "error", "failed", "unknown", "timeout", "none", "null",
     }
 )  # fmt: skip  # generic words are kept in statements, never made objects of their own
 
@@ -124,7 +126,7 @@ def _hosts_in(text: str) -> list[str]:
         for m in pat.finditer(text):
             h = m.group("h").strip(".:'\"`()")
             port = m.groupdict().get("port")
-            if port and h.lower() in ("http", "https", "tcp", "port", "line"):
+            if port and h.lower() in ("http", "https", "tcp", "port", "line", "ipv4", "ipv6"):
                 continue
             name = f"{h}:{port}" if port else h
             base = h.lower()

@@ -63,7 +63,7 @@ _CALLEE_LABELS = (
     "target_service",
     "grpc_service",
 )
-_LOCAL = {"localhost", "127.0.0.1", "0.0.0.0", "::1"}
+_LOCAL = {"localhost", "127.0.0.1", "0.0.0.0", "::1", "::", "*", "+"}  # and listen addresses
 # "read.lua:64", "main.go:37": a source line in a log prefix, not a host
 
 
@@ -192,6 +192,18 @@ def _selects(selector: dict[str, str], labels: dict[str, str]) -> bool:
     return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
 
 
+_ENV_REF = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
+_BARE_HOST = re.compile(r"\s*[a-z0-9][a-z0-9.-]*[a-z0-9]\s*$", re.I)
+
+
+def expand_env(value: str, env: dict[str, str]) -> str:
+    """``$(NAME)`` references expanded from the container's own env, as the kubelet does
+    (``http://$(COLLECTOR):4317``); an unknown reference stays as written."""
+    if "$(" not in value:
+        return value
+    return _ENV_REF.sub(lambda m: env.get(m.group(1), m.group(0)), value)
+
+
 def hosts_in(text: str) -> list[tuple[str, str | None]]:
     """``(host, port)`` pairs a value names: URLs, ``host:port`` and IPs."""
     out: list[tuple[str, str | None]] = []
@@ -252,12 +264,13 @@ def build(graph: ObjectGraph, facts: Iterable[Fact] = ()) -> DependencyGraph:
         comp = workload_of(p)
         eid = graph.source_of("Pod", p.namespace, p.name or "") or ""
         for c in p.all_containers():
+            values = {e.name: e.value for e in c.env if e.name and e.value is not None}
             for env in c.env:
-                val = env.value or ""
+                val = expand_env(env.value or "", values)
                 if not val or env.value_hidden:
                     continue
                 named = [h for h, _ in hosts_in(val)]
-                if not named and env.name and _ADDR_KEY.search(env.name):
+                if not named and env.name and _ADDR_KEY.search(env.name) and _BARE_HOST.match(val):
                     named = [val.strip().lower()]
                 for h in named:
                     dst = dg.resolve(h) or (f"host/{h}" if "." in h or ":" in val else None)
