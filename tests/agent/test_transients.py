@@ -84,3 +84,30 @@ def test_the_node_condition_behind_an_eviction_signal_is_named() -> None:
     )
     assert pressure_condition("NodeHasDiskPressure", "x") == "DiskPressure"
     assert pressure_condition("Evicted", "The node was low on resource: memory") is None
+
+
+def test_a_scheduled_pod_waiting_on_its_init_container_says_what_it_waits_for() -> None:
+    from opsmate.agent.observe.analyzers.pods import _pod_findings
+    from opsmate.records.k8s import Container, Pod
+
+    pod = Pod(
+        name="web-6f7d8c9b5-x2x9z",
+        phase="Pending",
+        node="node-1",
+        init_containers=[
+            Container(
+                name="wait-for-db",
+                init=True,
+                state="running",
+                started_at=T,
+                command=["sh", "-c", "until pg_isready -h accounts-db -p 5432; do sleep 2; done"],
+            )
+        ],
+        containers=[Container(name="web", state="waiting", reason="PodInitializing")],
+    )
+    (finding,) = [f for f in _pod_findings(pod) if f.kind == K.POD_PENDING]
+    assert "init container wait-for-db" in finding.what and "accounts-db" in finding.what
+    assert finding.reason == "InitContainerRunning"
+    unscheduled = pod.model_copy(update={"node": None})
+    (plain,) = [f for f in _pod_findings(unscheduled) if f.kind == K.POD_PENDING]
+    assert plain.reason == "Pending"

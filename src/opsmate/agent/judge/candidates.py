@@ -77,7 +77,9 @@ def own_start(change: Fact, f: Fact) -> bool:
 
 
 def change_for(f: Fact, changes: list[Fact]) -> Fact | None:
-    """The change (rollout, one-off job, reload) that happened shortly before ``f`` began."""
+    """The change (rollout, one-off job, reload) that happened shortly before ``f`` began:
+    a change of ``f``'s own workload first (two workloads rolled out one after the other
+    each explain their own pods), else the latest one."""
     if f.time is None:
         return None
     best = None
@@ -87,7 +89,13 @@ def change_for(f: Fact, changes: list[Fact]) -> Fact | None:
         if c.routine and config_behind(c, changes) is c:
             continue  # a rollout restart changed nothing that runs: it explains no failure
         aligned = c.time - timedelta(minutes=2) <= f.time <= c.time + timedelta(minutes=30)
-        if aligned and (best is None or (best.time and c.time > best.time)):
+        if not aligned:
+            continue
+        if best is None:
+            best = c
+            continue
+        mine, theirs = same_thread(c, f), same_thread(best, f)
+        if (mine and not theirs) or (mine == theirs and best.time and c.time > best.time):
             best = c
     return config_behind(best, changes) if best is not None else None
 
@@ -188,7 +196,7 @@ def build(
         cand.score = round(score, 3)
         out.append(cand)
     for ch in changes:  # a change right before the subject's symptom
-        if ch.time is None or rel[ch.key] in links.NOT_A_CAUSE:
+        if ch.time is None or rel[ch.key] in links.NOT_A_CAUSE or ch.routine:
             continue
         t0 = ch.time
         after = [
@@ -196,6 +204,7 @@ def build(
             for s in mine
             if s.time and t0 <= s.time <= t0 + timedelta(minutes=30) and not own_start(ch, s)
         ]
+        after.sort(key=lambda s: not same_thread(ch, s))  # its own workload's symptom first
         if after:
             out.append(
                 Candidate(

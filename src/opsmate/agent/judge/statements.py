@@ -19,6 +19,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from opsmate.agent.judge.candidates import same_thread
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.facts import FactKind as K
 from opsmate.agent.observe.text import clip
@@ -68,9 +69,11 @@ def clip_words(text: str, limit: int) -> str:
 
 
 def _who(c: Candidate, subject_label: str | None) -> str:
+    s = c.explains
+    if c.lead.kind == K.CHANGE and c.lead.service and s is not None and same_thread(c.lead, s):
+        return c.lead.service  # the workload that changed is the one that shows it
     if subject_label:
         return subject_label
-    s = c.explains
     if s is not None and s.subject is not None:
         return s.subject.label()
     if c.lead.subject is not None:

@@ -212,7 +212,27 @@ def _pod_findings(pod: Pod) -> list[_Finding]:
                     detail=detail,
                 )
             )
-        if not any(f.kind in _CAUSE_OF_PENDING for f in out):
+        stuck = next(
+            (c for c in pod.init_containers if c.state == "running" and not c.ready), None
+        )
+        if stuck is not None and pod.node is not None and not out:
+            # scheduled, but an init container has not finished: the app containers wait
+            run = " ".join(stuck.command + stuck.args).strip()
+            out.append(
+                _Finding(
+                    FactKind.POD_PENDING,
+                    "error",
+                    f"is Pending: init container {stuck.name} has been running"
+                    + (f" since {hm(stuck.started_at)}" if stuck.started_at else "")
+                    + " without finishing"
+                    + (f" (it runs `{clip(run, 160)}`)" if run else ""),
+                    reason="InitContainerRunning",
+                    container=stuck.name,
+                    message=run or None,
+                    time=stuck.started_at or pod.created,
+                )
+            )
+        elif not any(f.kind in _CAUSE_OF_PENDING for f in out):
             out.append(
                 _Finding(
                     FactKind.POD_PENDING,
