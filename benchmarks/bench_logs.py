@@ -2,6 +2,15 @@
 template mining, and the engines behind them, next to the previous implementation.
 
     .venv/bin/python benchmarks/bench_logs.py [--sizes 10000 100000 200000] [--no-old]
+        [--goal-only] [--repeat 3] [--before REF]
+
+First, the speed goal of issue 19 (item 5): ``log_stats`` over 150,001 records costs at
+most 3x a bare ``json.loads`` loop over the same ``logs.ndjson``. Measured side by side:
+this tree ("after") and, in a subprocess, commit ``--before`` ("before", default
+:data:`before.BEFORE_REF`; ``HEAD`` for the last commit, ``none`` to skip), each with its
+own bare loop, best CPU seconds of ``--repeat`` rounds (each round: the bare loop, a fresh
+``load_bundle``, the first ``log_stats`` call). Printed: the bare baseline, before, after,
+and each one's ratio to its bare loop (also with the load counted).
 
 Each size is a synthetic bundle (JSON-in-message access records with durations and
 status, unleveled text, logfmt, leveled text, a traceback, rare errors) written to a
@@ -23,6 +32,7 @@ Writes ``benchmarks/results/logs.json`` and prints a table.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import random
 import re
@@ -34,10 +44,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from opsmate.loganalysis.parse import parse_record
-from opsmate.loganalysis.templates import TemplateMiner
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from before import BEFORE_REF, WORKER_FLAG, run_worker, source_tree
+
 from opsmate.timeparse import format_time, parse_time
-from opsmate.tools import schemas as s
 from opsmate.tools.base import CallContext, Constraints
 from opsmate.tools.bundle import load_bundle
 
@@ -245,7 +256,81 @@ def duckdb_levels(path: Path) -> dict[str, int] | None:
     return {str(k): int(v) for k, v in rows}
 
 
+GOAL_RECORDS = 150_001
+GOAL_RATIO = 3.0
+
+
+def bare_json_loads(path: Path) -> int:
+    """The baseline: ``json.loads`` of every line of the file, nothing else."""
+    n = 0
+    with path.open("rb") as fh:
+        for line in fh:
+            json.loads(line)
+            n += 1
+    return n
+
+
+def measure_goal(root: str, repeat: int) -> dict[str, float]:
+    """Best CPU seconds over ``repeat`` rounds of: the bare loop over ``logs.ndjson``, a
+    fresh ``load_bundle``, its first ``log_stats`` call. Imports only what the before
+    commit also has (this runs in its subprocess too)."""
+    from opsmate.tools import schemas as s
+
+    path = Path(root)
+    best = {"bare": float("inf"), "load": float("inf"), "log_stats": float("inf")}
+    for _ in range(repeat):
+        gc.collect()
+        c = time.process_time()
+        bare_json_loads(path / "logs.ndjson")
+        best["bare"] = min(best["bare"], time.process_time() - c)
+        gc.collect()
+        c = time.process_time()
+        b = load_bundle(path)
+        best["load"] = min(best["load"], time.process_time() - c)
+        c = time.process_time()
+        run_tool(b, "log_stats", s.LogStatsArgs())
+        best["log_stats"] = min(best["log_stats"], time.process_time() - c)
+        del b
+    return best
+
+
+def goal(workdir: Path, repeat: int, before: str) -> dict[str, Any]:
+    """The issue-19 goal, before and after side by side (see the module docstring)."""
+    root = write_bundle(workdir / "goal", GOAL_RECORDS)
+    rows: dict[str, Any] = {}
+    src = source_tree(before)
+    if src is not None:
+        rows[f"before ({before})"] = run_worker(
+            Path(__file__).resolve(), src, "goal", {"root": str(root), "repeat": repeat}
+        )
+    rows["after"] = measure_goal(str(root), repeat)
+    print(f"goal (issue 19 item 5): log_stats over {GOAL_RECORDS:,} records <= {GOAL_RATIO:g}x "
+          f"a bare json.loads loop over the same file; CPU seconds, best of {repeat}")  # fmt: skip
+    print(
+        "| code | bare json.loads | load_bundle | log_stats (first call) "
+        "| log_stats / bare | (load + log_stats) / bare |"
+    )
+    print("|---|---|---|---|---|---|")
+    for label, m in rows.items():
+        m["ratio"] = m["log_stats"] / m["bare"]
+        m["ratio_with_load"] = (m["load"] + m["log_stats"]) / m["bare"]
+        print(f"| {label} | {m['bare']:.2f} | {m['load']:.2f} | {m['log_stats']:.2f} "
+              f"| {m['ratio']:.2f}x | {m['ratio_with_load']:.2f}x |")  # fmt: skip
+    if len(rows) == 2:
+        b, a = rows[f"before ({before})"], rows["after"]
+        print(f"after vs before: log_stats {b['log_stats'] / a['log_stats']:.2f}x faster, "
+              f"load {b['load'] / a['load']:.2f}x faster")  # fmt: skip
+    met = rows["after"]["ratio"] <= GOAL_RATIO
+    print(f"goal {'met' if met else 'missed'}: {rows['after']['ratio']:.2f}x "
+          f"(<= {GOAL_RATIO:g}x)\n")  # fmt: skip
+    return rows
+
+
 def bench(size: int, workdir: Path, old: bool) -> dict[str, Any]:
+    from opsmate.loganalysis.parse import parse_record
+    from opsmate.loganalysis.templates import TemplateMiner
+    from opsmate.tools import schemas as s
+
     root = write_bundle(workdir / f"b{size}", size)
     row: dict[str, Any] = {"records": size}
     w, c, b = timed(lambda: load_bundle(root))
@@ -287,12 +372,24 @@ def bench(size: int, workdir: Path, old: bool) -> dict[str, Any]:
 
 
 def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == WORKER_FLAG:  # the before column's process
+        a = json.loads(sys.argv[3])
+        print(json.dumps(measure_goal(a["root"], a["repeat"])))
+        return
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 200_000])
     ap.add_argument("--no-old", action="store_true", help="skip the previous implementation")
+    ap.add_argument("--goal-only", action="store_true", help="only the issue-19 goal")
+    ap.add_argument("--repeat", type=int, default=3, help="rounds of the goal measurement")
+    ap.add_argument("--before", default=BEFORE_REF, help="commit for the before column, or none")
     args = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
+        goal_rows = goal(Path(tmp), args.repeat, args.before)
+        if args.goal_only:
+            RESULTS.mkdir(exist_ok=True)
+            (RESULTS / "logs_goal.json").write_text(json.dumps(goal_rows, indent=2))
+            return
         for n in args.sizes:
             rows.append(bench(n, Path(tmp), not args.no_old))
             print(f"measured {n} records", file=sys.stderr)
@@ -325,6 +422,7 @@ def main() -> None:
         str(r["needle_found"]) for r in rows) + " |")  # fmt: skip
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "logs.json").write_text(json.dumps(rows, indent=2, default=str))
+    (RESULTS / "logs_goal.json").write_text(json.dumps(goal_rows, indent=2))
 
 
 if __name__ == "__main__":

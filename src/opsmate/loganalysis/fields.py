@@ -241,7 +241,8 @@ _KINDS = ("level", "message", "error", "logger", "status", "endpoint", "method",
           "service", "host", "time")  # fmt: skip
 _Path = str | tuple[str, ...]
 _Gauge = tuple[str, str | None]  # a gauge field and the field holding its limit
-_Plan = tuple[dict[str, _Path], str | None, float | None, tuple[_Gauge, ...]]
+# where each of _KINDS is (None: absent), the duration field, its unit in ms, the gauges
+_Plan = tuple[tuple[_Path | None, ...], str | None, float | None, tuple[_Gauge, ...]]
 _GAUGE_NAME = re.compile(
     r"(?i)(?:^|_|\.)(?:mem(?:ory)?|heap|rss|usage|used|percent(?:age)?|utili[sz]ation|"
     r"queue|backlog|lag|connections|conns|pool|threads|goroutines|open_files|fds|inflight|"
@@ -304,7 +305,7 @@ def _plan(obj: Mapping[str, Any], names: LogFieldNames) -> _Plan:
                 None,
             )  # fmt: skip
             gauges.append((k, limit))
-    plan = (found, duration, mult, tuple(gauges[:4]))
+    plan = (tuple(found.get(kind) for kind in _KINDS), duration, mult, tuple(gauges[:4]))
     if len(_NAME_CACHE) > 4096:
         _NAME_CACHE.clear()
     _NAME_CACHE[key] = plan
@@ -425,11 +426,19 @@ def _level_of(value: Any) -> tuple[str | None, str]:
     return hit
 
 
+# isinstance with a tuple: ``str | int`` would build a union object on every call
+_SCALARS = (str, int, float)
+_COLLECTIONS = (dict, list)
+
+
 def _apply_fields(pl: ParsedLine, obj: Mapping[str, Any], names: LogFieldNames, top: bool) -> None:
     """Fill ``pl`` from a structured object (a JSON line or logfmt pairs); ``top``: the
     object is a stored record beside its message (its level, message, service and time
-    are the record's own, read elsewhere)."""
-    found, duration, mult, gauges = _plan(obj, names)
+    are the record's own, read elsewhere).
+
+    A value that is absent, empty or a boolean says nothing. Each kind of field is read
+    straight, not in a loop over kinds: this runs once per JSON line of a bundle."""
+    slots, duration, mult, gauges = _plan(obj, names)
     if gauges:
         vals = []
         for gname, lname in gauges:
@@ -439,47 +448,71 @@ def _apply_fields(pl: ParsedLine, obj: Mapping[str, Any], names: LogFieldNames, 
                 limit = float(lv) if type(lv) is int or type(lv) is float else None
                 vals.append((gname, float(gv), limit))
         pl.gauges = tuple(vals) or None
-    method: Any = None
-    path: Any = None
-    for kind, where in found.items():
-        v = obj.get(where) if type(where) is str else _at(obj, where)
-        if v is None or v == "" or v is True or v is False:
-            continue
-        if kind == "message":
-            if not top and type(v) is str:
-                pl.message = v
-        elif kind == "level":
-            if not top:
+    (w_level, w_message, w_error, w_logger, w_status, w_endpoint, w_method, w_trace, w_service,
+     w_host, w_time) = slots  # fmt: skip
+    v: Any
+    if not top:
+        if (w := w_level) is not None:
+            v = obj.get(w) if type(w) is str else _at(obj, w)
+            if v is not None and v != "" and v is not True and v is not False:
                 lvl, raw = _level_of(v)
                 if lvl is not None:
                     pl.level, pl.level_raw, pl.inferred = lvl, raw, False
-        elif kind == "status":
-            if not isinstance(v, dict | list):
-                text = v.strip().lower() if type(v) is str else str(v)
-                if text and len(text) <= 24:
-                    pl.status = text[:-2] if text.endswith(".0") else text
-        elif kind == "endpoint":
-            path = v
-        elif kind == "method":
-            method = v
-        elif kind == "service":
-            if not top and type(v) is str:
+        if (w := w_message) is not None:
+            v = obj.get(w) if type(w) is str else _at(obj, w)
+            if type(v) is str and v:
+                pl.message = v
+        if (w := w_service) is not None:
+            v = obj.get(w) if type(w) is str else _at(obj, w)
+            if type(v) is str and v:
                 pl.service = v
-        elif kind == "trace":
-            if type(v) is str or type(v) is int:
-                pl.trace_id = str(v)
-        elif kind == "error":
+        if (w := w_time) is not None:
+            v = obj.get(w) if type(w) is str else _at(obj, w)
+            if (
+                v is not None
+                and v != ""
+                and v is not True
+                and v is not False
+                and (isinstance(v, _SCALARS))
+            ):
+                pl.time_text = str(v)
+    if (w := w_error) is not None:
+        v = obj.get(w) if type(w) is str else _at(obj, w)
+        if v is not None and v != "" and v is not True and v is not False:
             pl.error = (v if type(v) is str else json.dumps(v, default=str))[:2000]
-        elif kind == "logger":
-            if type(v) is str:
-                pl.logger = v
-        elif kind == "host":
-            if type(v) is str and " " not in v:
-                pl.host = v
-        elif kind == "time" and not top and isinstance(v, str | int | float):
-            pl.time_text = str(v)
-    if type(path) is str and (path.startswith("/") or "://" in path or " /" in path):
-        pl.endpoint = endpoint_key(method, path)
+    if (w := w_logger) is not None:
+        v = obj.get(w) if type(w) is str else _at(obj, w)
+        if type(v) is str and v:
+            pl.logger = v
+    if (w := w_status) is not None:
+        v = obj.get(w) if type(w) is str else _at(obj, w)
+        if (
+            v is not None
+            and v != ""
+            and v is not True
+            and v is not False
+            and (not isinstance(v, _COLLECTIONS))
+        ):
+            text = v.strip().lower() if type(v) is str else str(v)
+            if text and len(text) <= 24:
+                pl.status = text[:-2] if text.endswith(".0") else text
+    if (w := w_trace) is not None:
+        v = obj.get(w) if type(w) is str else _at(obj, w)
+        if (type(v) is str and v) or type(v) is int:
+            pl.trace_id = str(v)
+    if (w := w_host) is not None:
+        v = obj.get(w) if type(w) is str else _at(obj, w)
+        if type(v) is str and v and " " not in v:
+            pl.host = v
+    if (w := w_endpoint) is not None:
+        path = obj.get(w) if type(w) is str else _at(obj, w)
+        if type(path) is str and (path.startswith("/") or "://" in path or " /" in path):
+            method: Any = None
+            if (w := w_method) is not None:
+                method = obj.get(w) if type(w) is str else _at(obj, w)
+                if method is None or method == "" or method is True or method is False:
+                    method = None
+            pl.endpoint = endpoint_key(method, path)
     if duration is not None:
         dv = obj.get(duration)
         if type(dv) is int or type(dv) is float:

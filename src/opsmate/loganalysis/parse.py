@@ -63,6 +63,7 @@ except ImportError:  # pragma: no cover - orjson ships with the project's depend
 
 __all__ = [
     "LEVEL_RANK",
+    "NEEDS_PARSE",
     "LogFieldNames",
     "ParsedLine",
     "canonical_level",
@@ -72,9 +73,11 @@ __all__ = [
     "endpoint_key",
     "infer_level",
     "is_error_level",
+    "line_names_no_service",
     "parse_line",
     "parse_record",
     "parsed_extras",
+    "record_level",
     "strip_timestamp",
 ]
 
@@ -94,6 +97,23 @@ _MARKER = re.compile(
     r")"
 )
 _LEVEL_HINT = re.compile(r"(?i)trac|debu|info|noti|warn|err|crit|fata|pani|seve|emer")
+
+
+def _level_hint(text: str) -> bool:
+    """Whether the first 100 characters of ``text`` hold a level word's start
+    (:data:`_LEVEL_HINT`); ASCII text is checked with substring tests, several times
+    faster than the case-insensitive regex and the same answer."""
+    head = text[:100]
+    if not head.isascii():  # Unicode case folding ("ſ", "ı", "K"): the regex decides
+        return _LEVEL_HINT.search(head) is not None
+    low = head.lower()
+    return (
+        "err" in low or "info" in low or "warn" in low or "debu" in low or "trac" in low
+        or "noti" in low or "crit" in low or "fata" in low or "pani" in low
+        or "seve" in low or "emer" in low
+    )  # fmt: skip
+
+
 _LOWER_START = re.compile(
     r"^(?P<l>[Ee]rror|[Ff]atal|[Ww]arning|[Ww]arn|[Pp]anic|[Cc]ritical)(?:\[\d+\])?:\s"
 )
@@ -203,14 +223,17 @@ def parse_line(
     names: LogFieldNames | None = None,
 ) -> ParsedLine:
     """Understand one line; ``level`` is a level given beside it (a record's field)."""
-    names = names or default_fields()
-    raw = line if isinstance(line, str) else str(line)
+    return _parse_line(line if isinstance(line, str) else str(line), level,
+                       names or default_fields())  # fmt: skip
+
+
+def _parse_line(raw: str, level: Any, names: LogFieldNames) -> ParsedLine:
     if not raw.isascii() and _SURROGATE.search(raw):  # not valid text: no lone surrogates
         raw = raw.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
     text = _ANSI.sub("", raw) if "\x1b" in raw else raw
     text = text.rstrip("\r\n")
-    pl = ParsedLine(raw=raw, message=text.strip())
-    if level is not None and level != "" and not isinstance(level, bool):
+    pl = ParsedLine(raw, text.strip())  # positional: a third cheaper than by keyword
+    if level is not None and level != "" and level is not True and level is not False:
         given, given_raw = _level_of(level)
         if given is not None:
             pl.level, pl.level_raw = given, given_raw
@@ -228,7 +251,7 @@ def parse_line(
                 pl.message = pl.error or _json_summary(obj, names)
             _finish(pl)
             return pl
-    if _LOGFMT_START.match(text) and text.count("=") >= 2:
+    if text.count("=") >= 2 and _LOGFMT_START.match(text):
         pairs = _LOGFMT_PAIR.findall(text)
         if len(pairs) >= 2:
             obj = {k: (_unquote(v) if v.startswith('"') else v) for k, v in pairs}
@@ -290,7 +313,7 @@ def _text_layout(pl: ParsedLine, text: str, stripped: str) -> None:
                 pl.kind = "panic"
             pl.message = stripped  # "error: ..." stays whole: the word is part of the text
         else:
-            mk = _MARKER.match(text) if _LEVEL_HINT.search(text, 0, 100) else None
+            mk = _MARKER.match(text) if _level_hint(text) else None
             if mk:
                 word = next(mk.group(g) for g in "bcdefg" if mk.group(g))
                 pre = mk.group("pre")
@@ -338,7 +361,7 @@ def _text_layout(pl: ParsedLine, text: str, stripped: str) -> None:
         pl.kind = "exception"
         pl.error = msg.strip()
         return
-    xm = _EXIT.search(msg)
+    xm = _EXIT.search(msg) if not msg.isascii() or "exit" in msg.lower() else None
     if xm:
         pl.kind = "exit"
         try:
@@ -388,9 +411,29 @@ def _after_is_timeout(msg: str, m: re.Match[str]) -> bool:
     """``... after 30s`` is a limit that was hit and ``retrying in 5s`` a pause, not a
     measured duration."""
     before = msg[max(0, m.start() - 14) : m.start()].lower()
-    return m.group(0).lower().startswith("after") or any(
-        w in before for w in ("retry", "again", "every", "next", "wait")
-    )
+    return m.group(0).lower().startswith("after") or (
+        "retry" in before or "again" in before or "every" in before or "next" in before
+        or "wait" in before
+    )  # fmt: skip
+
+
+_LEVEL_KEYS: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[str, ...]] = {}
+
+
+def _app_level(rec: Mapping[str, Any], names: LogFieldNames) -> Any:
+    """``_get(rec, names.level)[1]``: the first level field of ``names`` with a value. The
+    names that can be present in records with these keys are found once per key set (most
+    records have none: then nothing is looked up)."""
+    key = (names.level, tuple(rec))
+    present = _LEVEL_KEYS.get(key)
+    if present is None:
+        present = tuple(
+            n for n in names.level if n in rec or ("." in n and n.split(".", 1)[0] in rec)
+        )
+        if len(_LEVEL_KEYS) > 4096:
+            _LEVEL_KEYS.clear()
+        _LEVEL_KEYS[key] = present
+    return _get(rec, present)[1] if present else None
 
 
 def parse_record(
@@ -403,19 +446,21 @@ def parse_record(
     """Understand a stored record (a bundle line, an Elasticsearch document): its message
     line, with the record's own level field and any structured fields beside it."""
     names = names or default_fields()
-    msg = rec.get(message_field) if message_field in rec else None
+    msg = rec.get(message_field)
     if msg is None and "." in message_field:
         _, msg = _get(rec, (message_field,))
-    level = rec.get(level_field) if level_field in rec else None
+    level = rec.get(level_field)
     if level is None and "." in level_field:
         _, level = _get(rec, (level_field,))
     if level is None:  # the application's own level field (severity, lvl, log.level ...)
-        _, level = _get(rec, names.level)
-    pl = parse_line(msg if isinstance(msg, str) else ("" if msg is None else str(msg)),
-                    level=level, names=names)  # fmt: skip
-    if level is not None and pl.kind == "json" and pl.level is not None and not pl.inferred:
+        level = _app_level(rec, names)
+    pl = _parse_line(msg if isinstance(msg, str) else ("" if msg is None else str(msg)), level,
+                     names)  # fmt: skip
+    if level is None:
+        pass
+    elif pl.kind == "json" and pl.level is not None and not pl.inferred:
         pass  # the line's own level (inside its JSON) wins over a collector's default
-    elif level is not None and level != "" and not isinstance(level, bool):
+    elif level != "" and level is not True and level is not False:
         lvl, raw = _level_of(level)
         if lvl is not None:
             pl.level, pl.level_raw, pl.inferred = lvl, raw, False
@@ -433,6 +478,33 @@ def parse_record(
         if pl.level is None and holder.error:
             pl.level, pl.inferred = "error", True
     return pl
+
+
+NEEDS_PARSE = "\0parse"
+"""What :func:`record_level` answers when only parsing the record's line can tell."""
+
+
+def record_level(rec: Mapping[str, Any]) -> str | None:
+    """The level :func:`parse_record` (default field names) gives ``rec``, read without
+    parsing where the record decides it: a ``level`` field that names a level, beside a
+    ``message`` that cannot be a JSON object (no ``{``: only a JSON line's own level would
+    win over the field), is that level. Else :data:`NEEDS_PARSE`."""
+    msg = rec.get("message")
+    if type(msg) is not str or "{" in msg:
+        return NEEDS_PARSE
+    lv = rec.get("level")
+    if lv is None or lv == "" or lv is True or lv is False:
+        return NEEDS_PARSE
+    canon = _level_of(lv)[0]
+    return NEEDS_PARSE if canon is None else canon
+
+
+def line_names_no_service(rec: Mapping[str, Any]) -> bool:
+    """Whether the ``message`` of ``rec`` certainly names no service of its own (the
+    ``service`` of :func:`parse_record` is None): only a JSON object (it needs a ``{``) or
+    logfmt pairs (two ``=`` at least) can name one."""
+    msg = rec.get("message")
+    return type(msg) is str and "{" not in msg and msg.count("=") < 2
 
 
 def parsed_extras(

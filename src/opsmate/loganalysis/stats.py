@@ -28,6 +28,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+from bisect import bisect_left
 from collections import deque
 from collections.abc import Callable, Mapping
 from datetime import datetime
@@ -166,14 +167,22 @@ class _Group:
 
 
 class _Series:
+    """Durations of one endpoint or template: ``points`` (epoch, ms) in arrival order, the
+    same ``values`` alone, and per time bucket the values of records with a time (epoch
+    >= 0), kept as they arrive so the answer needs no second pass over the points."""
+
     __slots__ = (
-        "cid", "context", "count", "example", "first_dt", "last_dt", "max", "points", "service",
-        "source",
+        "cid", "context", "count", "example", "first_dt", "last_dt", "max", "per_bucket",
+        "points", "service", "source", "values",
     )  # fmt: skip
 
-    def __init__(self, source: str | None, service: str | None, cid: int | None) -> None:
+    def __init__(
+        self, source: str | None, service: str | None, cid: int | None, nb: int = 0
+    ) -> None:
         self.source, self.service, self.cid = source, service, cid
         self.points: list[tuple[float, float]] = []
+        self.values: list[float] = []
+        self.per_bucket: list[list[float]] = [[] for _ in range(nb)]
         self.count = 0
         self.max = -1.0
         self.example: str | None = None
@@ -333,7 +342,7 @@ class StatsBuilder:
             if recent is None and len(self.recent) < MAX_STREAMS:
                 recent = self.recent[stream] = deque(maxlen=CONTEXT_LINES)
         if pl.duration_ms is not None:
-            self._add_latency(pl, cid, t, epoch, service, recent)
+            self._add_latency(pl, cid, t, epoch, service, recent, b)
         if pl.status is not None:
             self._add_status(pl, t, b, service)
         if pl.gauges is not None and t is not None:
@@ -366,6 +375,7 @@ class StatsBuilder:
         epoch: float,
         service: str | None,
         recent: deque[ParsedLine] | None = None,
+        b: int = -1,
     ) -> None:
         key = pl.endpoint or f"#{cid}"
         s = self.latency.get(key)
@@ -375,10 +385,13 @@ class StatsBuilder:
                 s = self.latency.get(key)
             if s is None:
                 s = self.latency[key] = _Series(pl.duration_field, pl.service or service,
-                                                None if pl.endpoint else cid)  # fmt: skip
+                                                None if pl.endpoint else cid, self.nb)  # fmt: skip
         s.count += 1
         ms = float(pl.duration_ms or 0.0)
         s.points.append((epoch, ms))
+        s.values.append(ms)
+        if b >= 0 and epoch >= 0:
+            s.per_bucket[b].append(ms)
         if t is not None:
             if s.first_dt is None or t < s.first_dt:
                 s.first_dt = t
@@ -510,7 +523,7 @@ class StatsBuilder:
         for key, s in self.latency.items():
             if s.count < 2:
                 continue
-            values = sorted(v for _, v in s.points)
+            values = sorted(s.values)
             label = key if s.cid is None else (self.miner.template(s.cid)[:PATTERN_CHARS] or key)
             d: dict[str, Any] = {"key": label, "source": s.source}
             if s.service:
@@ -527,22 +540,15 @@ class StatsBuilder:
             if s.context:
                 d["context"] = [c[:CONTEXT_CHARS] for c in s.context]
             if self.nb:
-                d["timeline_p50_ms"] = self._bucket_p50(s.points)
+                d["timeline_p50_ms"] = [
+                    _round(percentile(sorted(p), 0.5)) if p else None for p in s.per_bucket
+                ]
                 shift = self._shift(s.points)
                 if shift:
                     d["shift"] = shift
             out.append(d)
         out.sort(key=lambda d: (-d["p99_ms"], -d["count"]))
         return out[:limit]
-
-    def _bucket_p50(self, points: list[tuple[float, float]]) -> list[float | None]:
-        nb, t0, step = self.nb, self.t0 or 0.0, self.step
-        per: list[list[float]] = [[] for _ in range(nb)]
-        for epoch, v in points:
-            if epoch >= 0:
-                b = int((epoch - t0) / step)
-                per[0 if b < 0 else (nb - 1 if b >= nb else b)].append(v)
-        return [_round(percentile(sorted(p), 0.5)) if p else None for p in per]
 
     def _shift(self, points: list[tuple[float, float]]) -> dict[str, Any] | None:
         """The bucket boundary that best splits the durations into two levels (the least
@@ -554,10 +560,13 @@ class StatsBuilder:
         if len(pts) < 6 or self.t0 is None:
             return None
         best: tuple[float, float, float, float] | None = None
+        epochs = [e for e, _ in pts]  # ascending: the points before a cut are a prefix
+        values = [v for _, v in pts]
         for k in range(1, self.nb):
             cut = self.t0 + k * self.step
-            before = sorted(v for e, v in pts if e < cut)
-            after = sorted(v for e, v in pts if e >= cut)
+            split = bisect_left(epochs, cut)
+            before = sorted(values[:split])
+            after = sorted(values[split:])
             if len(before) < 3 or len(after) < 3:
                 continue
             b50, a50 = percentile(before, 0.5), percentile(after, 0.5)

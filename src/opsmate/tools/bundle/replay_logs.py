@@ -28,7 +28,15 @@ from collections.abc import Iterator, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from opsmate.loganalysis.parse import ParsedLine, canonical_level, parse_record, parsed_extras
+from opsmate.loganalysis.parse import (
+    NEEDS_PARSE,
+    ParsedLine,
+    canonical_level,
+    line_names_no_service,
+    parse_record,
+    parsed_extras,
+    record_level,
+)
 from opsmate.loganalysis.podlines import POD_LOGS_CHARS, fit_tail, line_record
 from opsmate.loganalysis.stats import StatsBuilder, stream_of
 from opsmate.loganalysis.templates import TemplateMiner
@@ -43,18 +51,41 @@ _CHECK_EVERY = 2048  # records between two looks at the deadline
 
 
 class _Index:
-    """What replay knows about the records beyond the loader: parses, times, services."""
+    """What replay knows about the records beyond the loader: parses, times, services,
+    and a level column read without parsing where the record's level field decides."""
 
     def __init__(self, r: Replay) -> None:
         self.epochs = [t.timestamp() for t in r.d.log_times]
         self.parsed: list[ParsedLine | None] = [None] * len(r.d.logs)
         self.miner = TemplateMiner()  # shared by every log_stats call on this bundle
+        self._levels: list[str | None] | None = None
+        self._services: list[str | None] | None = None
 
     def parse(self, r: Replay, i: int) -> ParsedLine:
         pl = self.parsed[i]
         if pl is None:
             pl = self.parsed[i] = parse_record(r.d.logs[i])
         return pl
+
+    def levels(self, r: Replay) -> list[str | None]:
+        """Per record: its parsed level, or :data:`NEEDS_PARSE` (built on first use)."""
+        if self._levels is None:
+            parsed = self.parsed
+            self._levels = [
+                record_level(rec) if pl is None else pl.level
+                for rec, pl in zip(r.d.logs, parsed, strict=True)
+            ]
+        return self._levels
+
+    def services(self, r: Replay) -> list[str | None]:
+        """Per record: its ``service`` field lower-cased (``""`` when absent), or None for a
+        record whose line may name a service of its own (JSON, logfmt: parse to know)."""
+        if self._services is None:
+            self._services = [
+                str(rec.get("service") or "").lower() if line_names_no_service(rec) else None
+                for rec in r.d.logs
+            ]
+        return self._services
 
 
 _INDEXES: weakref.WeakKeyDictionary[Replay, _Index] = weakref.WeakKeyDictionary()
@@ -150,6 +181,8 @@ def filter_logs(
     svc = service.lower() if service else None
     lo, hi = start.timestamp(), end.timestamp()
     epochs, logs = ix.epochs, r.d.logs
+    quick = ix.levels(r) if levels is not None else []
+    services = ix.services(r) if svc is not None else []
     hits: list[int] = []
     complete = True
     for i in range(len(logs)):
@@ -163,12 +196,21 @@ def filter_logs(
         rec_env = rec.get("environment")
         if rec_env is not None and str(rec_env) != env:
             continue
-        if svc is not None and str(rec.get("service") or "").lower() != svc:
-            inner = ix.parse(r, i).service
-            if not inner or inner.lower() != svc:
+        if svc is not None:
+            own = services[i]
+            if own is None:  # the line may name its service: the field, else the line's
+                if str(rec.get("service") or "").lower() != svc:
+                    inner = ix.parse(r, i).service
+                    if not inner or inner.lower() != svc:
+                        continue
+            elif own != svc:  # no service in the line: the field decides
                 continue
-        if levels is not None and ix.parse(r, i).level not in levels:
-            continue
+        if levels is not None:
+            lv = quick[i]
+            if lv is NEEDS_PARSE:
+                lv = ix.parse(r, i).level
+            if lv not in levels:
+                continue
         if must or must_not:
             text = r.texts.get(i)
             if text is None:
@@ -275,16 +317,18 @@ def log_stats(r: Replay, args: s.LogStatsArgs, ctx: CallContext) -> ToolOutput:
             deadline=deadline,
         )  # fmt: skip
         hits.reverse()  # oldest first: the example is the first occurrence
-        logs, times, epochs, parse = r.d.logs, r.d.log_times, ix.epochs, ix.parse
+        logs, times, epochs, parsed = r.d.logs, r.d.log_times, ix.epochs, ix.parsed
         add = builder.add
         for n, i in enumerate(hits):
             if n % _CHECK_EVERY == 0 and n and deadline.passed():
                 scanned_all = False
                 break
             rec = logs[i]
+            pl = parsed[i]
+            if pl is None:
+                pl = parsed[i] = parse_record(rec)
             svc = rec.get("service")
-            add(parse(r, i), times[i], svc if isinstance(svc, str) else None, i, epochs[i],
-                stream_of(rec))  # fmt: skip
+            add(pl, times[i], svc if isinstance(svc, str) else None, i, epochs[i], stream_of(rec))
             counted += 1
     stats = builder.result()
     if not scanned_all:
