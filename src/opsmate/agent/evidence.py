@@ -10,10 +10,27 @@ extractors, never in the report.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, Field
 
+from opsmate.records.k8s import Pod
+from opsmate.records.metrics import Point, Series
+from opsmate.records.payloads import (
+    AlertsPayload,
+    EventsPayload,
+    LogsPayload,
+    LogStatsPayload,
+    MetricsPayload,
+    NodesPayload,
+    PodLogsPayload,
+    PodsPayload,
+    RolloutPayload,
+    RunbooksPayload,
+)
+from opsmate.timeparse import format_time
 from opsmate.tools.base import ToolResult
 from opsmate.tools.redact import Redactor, default_redactor
 
@@ -149,7 +166,7 @@ class EvidenceStore:
             key = _norm(needle)[:80]
             if len(key) < 6 or key in have:
                 continue
-            found = _find_text(result.data, key)
+            found = result.find_text(_holding(key))
             if found is None:
                 continue
             line = self.clean("» " + " ".join(found.split()), 400)
@@ -169,25 +186,9 @@ def _norm(text: str) -> str:
     return " ".join(str(text or "").lower().split())
 
 
-def _find_text(data: Any, key: str, depth: int = 0) -> str | None:
-    """The first string in ``data`` whose normalised text contains ``key``; a dict whose
-    values together hold it gives its compact JSON (a record with its fields)."""
-    if depth > 12:
-        return None
-    if isinstance(data, str):
-        return data if key in _norm(data) else None
-    if isinstance(data, dict):
-        for v in data.values():
-            hit = _find_text(v, key, depth + 1)
-            if hit is not None:
-                return hit
-        return None
-    if isinstance(data, list):
-        for v in data[:5000]:
-            hit = _find_text(v, key, depth + 1)
-            if hit is not None:
-                return hit
-    return None
+def _holding(key: str) -> Callable[[str], bool]:
+    """Whether a text's normalised form contains ``key``."""
+    return lambda text: key in _norm(text)
 
 
 def _jsonable(obj: Any) -> dict[str, Any]:
@@ -201,125 +202,122 @@ def _jsonable(obj: Any) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- summaries
 
 
-def _items(data: dict[str, Any], *keys: str) -> list[dict[str, Any]]:
-    for key in (*keys, "items"):
-        value = data.get(key)
-        if isinstance(value, list):
-            return [v for v in value if isinstance(v, dict)]
-    return []
-
-
 def _hm(ts: Any) -> str:
     """``2026-10-21T10:01:53+08:00`` -> ``10:01:53`` (times in summaries stay short)."""
-    s = str(ts or "")
+    s = _when(ts)
     return s[11:19] if len(s) >= 19 and s[10] == "T" else s
 
 
+def _when(ts: Any) -> str:
+    """A record's time as the answer wrote it (RFC 3339), "" when it has none."""
+    return format_time(ts) if isinstance(ts, datetime) else str(ts or "")
+
+
+def _given(rec: BaseModel, name: str, absent: Any) -> Any:
+    """Field ``name`` of ``rec`` when the answer held it (even empty), else ``absent``."""
+    return getattr(rec, name) if name in rec.model_fields_set else absent
+
+
 def summarize(result: ToolResult, *, max_lines: int = 8) -> str:
-    """A compact, human-readable text of a result's data (used for excerpts and transcripts)."""
-    d = result.data or {}
-    tool = result.tool
+    """A compact, human-readable text of a result's data (used for excerpts and transcripts),
+    read through its typed payload; the answer's own JSON when there is nothing to list."""
+    p = result.payload
     lines: list[str] = []
     if result.status == "no_data":
         msg = result.error.message if result.error else "no matching data"
         lines.append(f"no data: {msg}")
-    if tool == "log_stats" and "top_messages" in d:
-        levels = ", ".join(f"{k} {v}" for k, v in (d.get("by_level") or {}).items())
-        lines.append(f"{d.get('total', 0)} records ({levels})")
-        for m in d.get("top_messages", [])[:max_lines]:
-            lv = "/".join(m.get("levels") or {})
+    if isinstance(p, LogStatsPayload) and p.given("top_messages"):
+        levels = ", ".join(f"{k} {v}" for k, v in p.by_level.items())
+        lines.append(f"{p.total} records ({levels})")
+        for m in p.top_messages[:max_lines]:
+            lv = "/".join(m.levels)
             lines.append(
-                f"[{m.get('count')}x {lv} {_hm(m.get('first_seen'))}-{_hm(m.get('last_seen'))}] "
-                f"{str(m.get('example') or m.get('pattern'))[:220]}"
+                f"[{m.count}x {lv} {_hm(m.first_seen)}-{_hm(m.last_seen)}] "
+                f"{str(m.example or m.pattern)[:220]}"
             )
-    elif tool in ("search_logs", "pod_logs"):
-        items = _items(d, "lines", "records")
-        if "total" in d:
-            lines.append(f"{d.get('total')} matching records")
-        for it in items[:max_lines]:
-            if isinstance(it, dict):
-                lines.append(
-                    f"{_hm(it.get('@timestamp') or it.get('time'))} {it.get('level', '')} "
-                    f"{it.get('service') or it.get('pod') or ''}: {str(it.get('message'))[:220]}"
-                )
-    elif tool == "query_metrics" and "series" in d:
-        if d.get("description"):
-            lines.append(str(d["description"]))
-        for s in d.get("series", [])[:max_lines]:
+    elif isinstance(p, LogsPayload):
+        if p.given("total"):
+            lines.append(f"{p.total} matching records")
+        for it in p.items[:max_lines]:
+            lines.append(
+                f"{_hm(it.timestamp)} {_given(it, 'level', '')} "
+                f"{it.service or it.pod or ''}: {str(_given(it, 'message', None))[:220]}"
+            )
+    elif isinstance(p, PodLogsPayload):
+        # a tail's lines are text: the answer's own JSON below shows them
+        for ln in [] if p.given("lines") else p.records[:max_lines]:
+            lines.append(
+                f"{_hm(ln.time)} {_given(ln, 'level', '')} : "
+                f"{str(_given(ln, 'message', None))[:220]}"
+            )
+    elif isinstance(p, MetricsPayload) and p.given("series"):
+        if p.description:
+            lines.append(str(p.description))
+        for s in p.series[:max_lines]:
             lines.append(series_line(s))
-    elif tool == "list_pods":
-        for p in _items(d, "pods")[: max_lines + 4]:
-            lines.append(pod_line(p))
-    elif tool == "get_events":
-        evs = _items(d, "events")
-        evs = sorted(evs, key=lambda e: (e.get("type") != "Warning", -(e.get("count") or 1)))
+    elif isinstance(p, PodsPayload):
+        for pod in p.pods[: max_lines + 4]:
+            lines.append(pod_line(pod))
+    elif isinstance(p, EventsPayload):
+        evs = sorted(p.events, key=lambda e: (e.type != "Warning", -(e.count or 1)))
         for e in evs[:max_lines]:
-            obj = e.get("object") or {}
+            obj = e.object
             lines.append(
-                f"{e.get('type')} {e.get('reason')} {obj.get('kind')}/{obj.get('name')} "
-                f"x{e.get('count', 1)} (last {_hm(e.get('last_timestamp'))}): "
-                f"{str(e.get('message'))[:200]}"
+                f"{e.type} {e.reason} {obj.kind}/{obj.name} "
+                f"x{e.count} (last {_hm(e.last_timestamp)}): "
+                f"{str(e.message)[:200]}"
             )
-    elif tool == "rollout_history" and "revisions" in d:
-        lines.append(f"deployment {d.get('name')}: current revision {d.get('current_revision')}")
-        for r in reversed(d.get("revisions", [])[-4:]):  # newest first: kept when cut
+    elif isinstance(p, RolloutPayload) and p.given("revisions"):
+        lines.append(f"deployment {p.name}: current revision {p.current_revision}")
+        for r in reversed(p.revisions[-4:]):  # newest first: kept when cut
+            created = _when(r.created) if r.created is not None else None
             lines.append(
-                f"rev {r.get('revision')} {', '.join(r.get('images') or [])} created "
-                f"{r.get('created')}"
-                + (f" cause: {r.get('change_cause')}" if r.get("change_cause") else "")
+                f"rev {r.revision} {', '.join(r.images)} created {created}"
+                + (f" cause: {r.change_cause}" if r.change_cause else "")
             )
-            for change in (r.get("changes") or [])[:6]:  # what the revision changed
+            for change in r.changes[:6]:  # what the revision changed
                 lines.append(f"  changed: {str(change)[:200]}")
-    elif tool == "node_conditions":
-        for n in _items(d, "nodes")[:max_lines]:
+    elif isinstance(p, NodesPayload):
+        for n in p.nodes[:max_lines]:
             bad = [
-                f"{c.get('type')}={c.get('status')} ({c.get('reason')})"
-                for c in n.get("conditions") or []
-                if (c.get("type") == "Ready") != (c.get("status") == "True")
+                f"{c.type}={c.status} ({c.reason})"
+                for c in n.conditions
+                if (c.type == "Ready") != (c.status == "True")
             ]
-            lines.append(f"{n.get('name')}: " + ("; ".join(bad) if bad else "Ready, no pressure"))
-    elif tool == "list_alerts":
-        for a in _items(d, "alerts")[:max_lines]:
-            labels = a.get("labels") or {}
-            name = a.get("name") or labels.get("alertname")
-            lines.append(
-                f"{a.get('state', '')} {name} {labels} since "
-                f"{a.get('active_at') or a.get('since', '')}"
-            )
-    elif tool == "search_runbooks":
-        for h in _items(d, "hits")[:max_lines]:
-            lines.append(f"{h.get('source')} › {' › '.join(h.get('heading_path') or [])}")
-    if not lines or (len(lines) == 1 and result.status != "no_data" and not d):
-        lines.append(json.dumps(d, ensure_ascii=False, default=str)[:600])
+            lines.append(f"{n.name}: " + ("; ".join(bad) if bad else "Ready, no pressure"))
+    elif isinstance(p, AlertsPayload):
+        for a in p.alerts[:max_lines]:
+            name = a.name or a.labels.get("alertname")
+            since = _when(a.active_at) if a.active_at is not None else ""
+            lines.append(f"{_given(a, 'state', '')} {name} {a.labels} since {since}")
+    elif isinstance(p, RunbooksPayload):
+        for h in p.hits[:max_lines]:
+            lines.append(f"{h.source} › {' › '.join(h.heading_path)}")
+    if not lines or (len(lines) == 1 and result.status != "no_data" and result.data_json() == "{}"):
+        lines.append(result.data_json(600))
     return "\n".join(lines)
 
 
-def series_line(s: dict[str, Any]) -> str:
+def series_line(s: Series) -> str:
     """One metric series summary as text."""
-    labels = ",".join(f"{k}={v}" for k, v in (s.get("labels") or {}).items()) or "value"
-    first, last, mx = s.get("first") or {}, s.get("last") or {}, s.get("max") or {}
-    chg = s.get("largest_change") or {}
-    text = (
-        f"{{{labels}}}: {first.get('value')} -> {last.get('value')}, "
-        f"max {mx.get('value')} at {_hm(mx.get('time'))}"
-    )
-    if chg:
-        text += f", largest change {chg.get('from')} -> {chg.get('to')} at {_hm(chg.get('time'))}"
+    labels = ",".join(f"{k}={v}" for k, v in s.labels.items()) or "value"
+    first, last, mx = s.first or Point(), s.last or Point(), s.max or Point()
+    text = f"{{{labels}}}: {first.value} -> {last.value}, max {mx.value} at {_hm(mx.time)}"
+    chg = s.largest_change
+    if chg is not None and chg.model_fields_set:
+        text += f", largest change {chg.from_} -> {chg.to} at {_hm(chg.time)}"
     return text
 
 
-def pod_line(p: dict[str, Any]) -> str:
+def pod_line(p: Pod) -> str:
     """One pod summary as text (phase, readiness, restarts, last termination)."""
-    parts = [f"{p.get('name')} {p.get('phase')} {p.get('ready')} restarts {p.get('restarts')}"]
-    if p.get("reason"):
-        parts.append(f"reason {p.get('reason')}")
-    for c in p.get("containers") or []:
-        if c.get("state") == "waiting" and c.get("reason"):
-            parts.append(f"{c.get('name')} waiting {c.get('reason')}")
-        last = c.get("last_termination") or {}
-        if last.get("reason"):
-            parts.append(
-                f"{c.get('name')} last terminated {last.get('reason')} "
-                f"(exit {last.get('exit_code')})"
-            )
+    parts = [f"{p.name} {p.phase} {p.ready} restarts {p.restarts}"]
+    if p.reason:
+        parts.append(f"reason {p.reason}")
+    for c in p.containers:
+        if c.state == "waiting" and c.reason:
+            parts.append(f"{c.name} waiting {c.reason}")
+        last = c.last_termination
+        if last is not None and last.reason:
+            parts.append(f"{c.name} last terminated {last.reason} (exit {last.exit_code})")
     return "; ".join(parts)

@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from opsmate.capture.recorder import PromRead, Recorder
+from opsmate.records.payloads import ObjectsPayload
 from opsmate.tools.base import CallContext, ToolOutput, ToolSpec
 from opsmate.tools.registry import ToolRegistry
 
@@ -139,7 +140,8 @@ def _kubernetes(owner: Any, rec: Recorder) -> None:
 
 def _absence_followup(lister: ToolSpec, rec: Recorder) -> Any:
     def after(args: Any, ctx: CallContext, out: ToolOutput) -> None:
-        if out.status != "no_data" or out.data.get("found") is not False:
+        answer = out.payload_as(ObjectsPayload)
+        if out.status != "no_data" or answer is None or answer.found is not False:
             return
         list_args = lister.args_model.model_validate(
             {"kind": args.kind, "namespace": args.namespace, "environment": args.environment}

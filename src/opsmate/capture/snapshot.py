@@ -30,6 +30,7 @@ from typing import Any
 from opsmate.capture.attach import attach_recorder
 from opsmate.capture.recorder import Recorder
 from opsmate.capture.writer import BundleContent, WrittenBundle, write_bundle
+from opsmate.records.payloads import LogsPayload, MetricNamesPayload
 from opsmate.tools.base import CallContext, Constraints, ToolFailure, ToolOutput
 
 MAX_PODS = 30  # pods whose logs a snapshot reads
@@ -172,7 +173,8 @@ def _logs(
             out = run.call("search_logs", f"log records of {svc or 'all services'}", **args)
             if out is None:
                 break
-            left -= len(out.data.get("items") or [])
+            page = out.payload_as(LogsPayload)
+            left -= len(page.items) if page else 0
             cursor = out.next_cursor
             if not cursor:
                 break
@@ -192,7 +194,8 @@ def _metrics(run: _Runner, rec: Recorder, opts: SnapshotOptions, settings: Any,
         run.miss("metrics", "no Prometheus configured for this environment")
         return
     out = run.call("metric_names", "metric names", limit=5000, environment=opts.env)
-    names = set((out.data.get("names") if out else None) or [])
+    listed = out.payload_as(MetricNamesPayload) if out else None
+    names = set(listed.names if listed else [])
     prom = owner_of(spec.run)
     start = run.constraints.window_from or run.now - opts.since
 

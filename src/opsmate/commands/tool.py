@@ -206,7 +206,7 @@ def _print_result(result: ToolResult) -> None:
             f"[yellow]truncated[/]: {result.truncated.items_dropped} items dropped; "
             f"{escape(result.truncated.hint)}"
         )
-    if result.data:
+    if result.data:  # the envelope's own read: its data printed as the answer's JSON
         console.print(JSON.from_data(result.data))
     if result.next_cursor:
         console.print(f"[bold]next_cursor[/] {result.next_cursor}")

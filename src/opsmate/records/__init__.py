@@ -2,8 +2,9 @@
 
 The shaping layer (:mod:`opsmate.tools.shaping`, live tools and bundle replay alike)
 produces these models and puts their JSON form in the tool envelope's ``data``; the
-engine's analyzers parse that ``data`` back with :func:`parse_list` /
-:func:`parse_one`, never with ``dict.get`` chains. Models ignore unknown keys and give
+executor validates that ``data`` once into the tool's payload
+(:mod:`opsmate.records.payloads`) and the engine reads the payload's typed attributes,
+never ``data`` with ``dict.get`` chains. Models ignore unknown keys and give
 every field a default, so a record from an older bundle or a newer server still
 parses; an item that does not parse at all is skipped and counted, never raised.
 """

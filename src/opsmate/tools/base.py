@@ -8,14 +8,45 @@ turns the outcome into a :class:`ToolResult`.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from opsmate.records.payloads import build_payload
+from opsmate.tools.schemas import PAYLOAD_MODELS
+
 ToolStatus = Literal["success", "partial", "no_data", "error", "rejected"]
+P = TypeVar("P", bound=BaseModel)
+
+
+class _PayloadSlot:
+    """A result's payload model and, once built, the data it was built from and the payload.
+
+    A cache, not part of the result: it never makes two results unequal, and the copies of
+    a result share it (a copy with other data rebuilds, as the data it holds is not theirs).
+    """
+
+    __slots__ = ("built", "by_name", "data", "model", "payload")
+
+    def __init__(self, model: type[BaseModel] | None = None, *, by_name: bool = True) -> None:
+        self.by_name = by_name  # the stable tool's model, by the result's tool name
+        self.model = model
+        self.built = False
+        self.data: Any = None
+        self.payload: BaseModel | None = None
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _PayloadSlot)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _PayloadSlot:
+        return _PayloadSlot(self.model, by_name=self.by_name)
+
 
 # error codes used across tools (more may be added; keep these stable)
 ERROR_CODES = (
@@ -68,6 +99,8 @@ class ToolResult(BaseModel):
     # the whole answer when ``data`` was cut to the size budget: what the engine's analyzers
     # read (a model, the report and the audit log see the envelope above); never serialised
     _full: ToolResult | None = PrivateAttr(default=None)
+    # the typed payload of ``data``, validated once (never serialised)
+    _payload: _PayloadSlot = PrivateAttr(default_factory=_PayloadSlot)
 
     @property
     def ok(self) -> bool:
@@ -76,6 +109,66 @@ class ToolResult(BaseModel):
     def full(self) -> ToolResult:
         """The uncut result when ``data`` was cut to the size budget, else this one."""
         return self._full if self._full is not None else self
+
+    @property
+    def payload_model(self) -> type[BaseModel] | None:
+        """The model :attr:`payload` is built with: the tool spec's (set by the executor),
+        else the stable tool's of this name (a result restored from a saved session)."""
+        slot = self._payload
+        return PAYLOAD_MODELS.get(self.tool) if slot.by_name else slot.model
+
+    def use_payload_model(self, model: type[BaseModel] | None) -> None:
+        """Type this result's data with ``model`` (its tool spec's), not by the tool's name
+        (a slot of its own: copies made before no longer share it)."""
+        self._payload = _PayloadSlot(model, by_name=False)
+
+    @property
+    def payload(self) -> BaseModel | None:
+        """This result's ``data`` as its tool's typed payload (:mod:`opsmate.records.payloads`),
+        validated on first read and kept (a result restored from a saved session gets it
+        rebuilt the same way). None for a result without an answer (error, rejected), a
+        tool without a payload model, or data that cannot be built into one. The analyzers
+        read ``full().payload``: the whole answer when ``data`` was cut to the size budget."""
+        slot = self._payload
+        if not (slot.built and slot.data is self.data):
+            slot.payload = build_payload(self.payload_model, self.data) if self.ok else None
+            slot.data, slot.built = self.data, True
+        return slot.payload
+
+    def payload_as(self, model: type[P]) -> P | None:
+        """:attr:`payload` when it is a ``model`` (None otherwise): the typed read."""
+        payload = self.payload
+        return payload if isinstance(payload, model) else None
+
+    # the envelope's own reads of ``data``: its JSON text, and a verbatim quote from it
+    def data_json(self, limit: int | None = None) -> str:
+        """``data`` as JSON text (what a model and the audit log see), cut to ``limit``."""
+        text = json.dumps(self.data, ensure_ascii=False, default=str)
+        return text if limit is None else text[:limit]
+
+    def find_text(self, match: Callable[[str], bool]) -> str | None:
+        """The first text in ``data`` (depth first, in the answer's order) that ``match``
+        accepts: the answer quoted verbatim, whatever its shape."""
+        return _first_text(self.data, match, 0)
+
+
+def _first_text(value: Any, match: Callable[[str], bool], depth: int) -> str | None:
+    if depth > 12:
+        return None
+    if isinstance(value, str):
+        return value if match(value) else None
+    if isinstance(value, dict):
+        for v in value.values():
+            hit = _first_text(v, match, depth + 1)
+            if hit is not None:
+                return hit
+        return None
+    if isinstance(value, list):
+        for v in value[:5000]:
+            hit = _first_text(v, match, depth + 1)
+            if hit is not None:
+                return hit
+    return None
 
 
 class ToolFailure(Exception):
@@ -130,6 +223,11 @@ class ToolOutput(BaseModel):
     # for not_available-style answers that are not errors of the call itself
     error: ToolErrorInfo | None = None
 
+    def payload_as(self, model: type[P]) -> P | None:
+        """``data`` as the typed payload ``model`` (for callers of a tool's ``run`` that do
+        not go through the executor, such as the snapshot capture)."""
+        return build_payload(model, self.data)
+
 
 class Constraints(BaseModel):
     """The task's scope: what every tool call must stay inside of."""
@@ -172,6 +270,13 @@ class ToolSpec:
     # the config block(s) of the live source serving it (``prometheus``; ``elasticsearch,loki``
     # where each call's environment picks one); empty for bundle replay and runbook search
     source: str = ""
+    # the typed payload of its answers' ``data``; None: the stable tool's of that name
+    # (:data:`~opsmate.tools.schemas.PAYLOAD_MODELS`), none for another tool
+    payload_model: type[BaseModel] | None = None
+
+    def __post_init__(self) -> None:
+        if self.payload_model is None:
+            object.__setattr__(self, "payload_model", PAYLOAD_MODELS.get(self.name))
 
     def json_schema(self) -> dict[str, Any]:
         return self.args_model.model_json_schema(by_alias=True)

@@ -23,7 +23,10 @@ Pipeline of :meth:`Executor.call`, each step able to end the call with an envelo
    strings are cut) until it fits; ``truncated`` says how many and how to narrow,
    ``complete`` becomes false and ``success`` becomes ``partial``
 6. redaction (:class:`Redactor`) of data, scope, args, source refs and error messages
-7. audit: one JSON line (:class:`AuditLog`)
+7. typed payload: the (redacted) answer validated into the tool's payload model
+   (``ToolResult.payload``; on ``full()``, the whole answer, when ``data`` was cut); items
+   that do not parse are skipped and counted, a payload that cannot be built is None
+8. audit: one JSON line (:class:`AuditLog`)
 
 :meth:`Executor.call` never raises.
 """
@@ -32,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -59,6 +63,8 @@ from opsmate.tools.budget import fit_to_budget
 from opsmate.tools.redact import Redactor
 from opsmate.tools.registry import ToolRegistry
 from opsmate.tools.scope import ScopeViolation, apply_scope, wrap_cursor
+
+log = logging.getLogger(__name__)
 
 _SPEC_DEFAULT_TIMEOUT = next(f.default for f in dc_fields(ToolSpec) if f.name == "timeout_s")
 _BACKOFF_S = (0.25, 0.5, 1.0, 2.0)
@@ -204,10 +210,26 @@ class Executor:
                     code="internal", message=f"redaction failed ({type(exc).__name__}); withheld"
                 ),
             )
+        try:
+            self._type_payload(result)
+        except Exception as exc:  # a payload is a reading aid: never fails the call
+            log.debug("%s: no payload for %s: %r", result.call_id, result.tool, exc)
         self.audit.record(result, result.args, result.scope)
         with self._lock:
             self.calls.append(result)
         return result
+
+    def _type_payload(self, result: ToolResult) -> None:
+        """Validate the (redacted) answer into its tool spec's payload model: on the whole
+        answer (``full()``), which the analyzers read; the envelope cut to the size budget
+        gets its own when read. Items that do not parse are skipped and counted; a payload
+        that cannot be built is None (:func:`~opsmate.records.payloads.build_payload`)."""
+        spec = self.registry.get(result.tool) if result.ok else None
+        if spec is None:
+            return
+        for r in {id(r): r for r in (result, result.full())}.values():
+            r.use_payload_model(spec.payload_model)
+        _ = result.full().payload
 
     # -- pipeline --------------------------------------------------------------
     def _call(self, call_id: str, tool: str, args: Mapping[str, Any]) -> ToolResult:

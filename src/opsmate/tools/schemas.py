@@ -1,8 +1,9 @@
-"""Argument models of the stable tools (contracts section 4).
+"""Argument and payload models of the stable tools (contracts section 4).
 
 Live sources and bundle replay serve the same names with these same models, so a
 planner or a model sees one schema whatever is behind it. Unknown arguments are
-rejected (``extra="forbid"``).
+rejected (``extra="forbid"``). Each tool's answer (``data``) has a typed payload
+(:data:`PAYLOAD_MODELS`, models in :mod:`opsmate.records.payloads`) that the engine reads.
 """
 
 from __future__ import annotations
@@ -11,6 +12,19 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from opsmate.records.payloads import (
+    AlertsPayload,
+    EventsPayload,
+    LogsPayload,
+    LogStatsPayload,
+    MetricsPayload,
+    NodesPayload,
+    ObjectsPayload,
+    PodLogsPayload,
+    PodsPayload,
+    RolloutPayload,
+    RunbooksPayload,
+)
 from opsmate.tools.k8s_kinds import KIND_NAMES, canonical_kind
 
 
@@ -161,3 +175,20 @@ DESCRIPTIONS: dict[str, str] = {
 }
 
 TOOL_NAMES: tuple[str, ...] = tuple(ARGS_MODELS)
+
+PAYLOAD_MODELS: dict[str, type[BaseModel]] = {
+    "query_metrics": MetricsPayload,
+    "list_alerts": AlertsPayload,
+    "search_logs": LogsPayload,
+    "log_stats": LogStatsPayload,
+    "list_pods": PodsPayload,
+    "get_events": EventsPayload,
+    "rollout_history": RolloutPayload,
+    "node_conditions": NodesPayload,
+    "pod_logs": PodLogsPayload,
+    "search_runbooks": RunbooksPayload,
+    "list_objects": ObjectsPayload,
+    "get_object": ObjectsPayload,
+}
+"""The typed payload of each stable tool's ``data`` (:mod:`opsmate.records.payloads`): what
+the executor validates an answer into and the engine reads (the envelope stays ``data``)."""

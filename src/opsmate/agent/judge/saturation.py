@@ -6,8 +6,7 @@ from opsmate.agent.evidence import EvidenceStore
 from opsmate.agent.observe.facts import Fact, FactKind
 from opsmate.agent.signals import metric_names
 from opsmate.agent.state import TaskState
-from opsmate.records.base import parse_one
-from opsmate.records.metrics import MetricResult
+from opsmate.records.payloads import MetricsPayload
 
 _CAP_WORDS = ("_max", "_limit", "_capacity", "_size", "_total_capacity")
 _USE_WORDS = ("_in_use", "_used", "_usage", "_active", "_current", "_busy", "_open")
@@ -19,7 +18,7 @@ def derive_saturation(store: EvidenceStore, state: TaskState) -> None:
     for eid, res in store.results.items():
         if res.tool != "query_metrics" or res.status not in ("success", "partial"):
             continue
-        m = parse_one(MetricResult, res.data)
+        m = res.payload_as(MetricsPayload)
         if m is None:
             continue
         names = metric_names(m.query or str(res.args.get("query") or ""))

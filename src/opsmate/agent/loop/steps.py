@@ -32,6 +32,7 @@ from opsmate.agent.plan.planner import Planner
 from opsmate.agent.plan.registry import RuleContext, propose
 from opsmate.agent.runbooks.plan import RunbookPlanning, hits_from
 from opsmate.agent.state import ActionTried, PendingCheck, TaskState
+from opsmate.records.payloads import RunbooksPayload
 
 
 class Steps:
@@ -70,7 +71,9 @@ class Steps:
         eid = self.e.store.add_result(result)
         new = self._observe(result, eid)
         if result.tool == "search_runbooks" and result.status in ("success", "partial"):
-            self.rb.add_docs(hits_from(result.data.get("hits") or []), base_priority=45, max_new=1)
+            found = result.payload_as(RunbooksPayload)
+            hits = hits_from(found.hits if found else [])
+            self.rb.add_docs(hits, base_priority=45, max_new=1)
         self._react(result, new)
         if any(role(f.kind) in (Role.CAUSE, Role.CHANGE) for f in new):
             self.rb.plan_matching_doc()

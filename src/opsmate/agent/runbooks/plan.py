@@ -9,7 +9,7 @@ applicable runbook it points at (by its distinctive terms) has its checks queued
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from opsmate.agent.judge.causality import Role, role
 from opsmate.agent.judge.runbook_match import DocMatcher
@@ -26,6 +26,7 @@ from opsmate.agent.runbooks.library import (
 )
 from opsmate.agent.state import PendingCheck, TaskState
 from opsmate.knowledge.types import SearchHit
+from opsmate.records.payloads import RunbookHit
 
 if TYPE_CHECKING:
     from opsmate.agent.loop.engine import Engine
@@ -206,23 +207,27 @@ class RunbookPlanning:
         ]
 
 
-def hits_from(raw: list[dict[str, Any]]) -> list[SearchHit]:
+def hits_from(raw: list[RunbookHit]) -> list[SearchHit]:
+    """The hits of a ``search_runbooks`` answer as search hits (one without a source is
+    left out)."""
     hits = []
     for i, h in enumerate(raw):
+        if h.source is None:
+            continue
         try:
             hits.append(
                 SearchHit(
-                    rank=int(h.get("rank") or i + 1),
-                    score=float(h.get("score") or 0.0),
-                    chunk_id=str(h.get("chunk_id") or ""),
-                    source=str(h["source"]),
-                    heading_path=list(h.get("heading_path") or []),
-                    text=str(h.get("text") or ""),
-                    parent_text=str(h.get("parent_text") or h.get("text") or ""),
-                    doc_version=str(h.get("doc_version") or ""),
-                    metadata=dict(h.get("metadata") or {}),
+                    rank=h.rank or i + 1,
+                    score=h.score or 0.0,
+                    chunk_id=h.chunk_id or "",
+                    source=h.source,
+                    heading_path=list(h.heading_path),
+                    text=h.text or "",
+                    parent_text=h.parent_text or h.text or "",
+                    doc_version=h.doc_version or "",
+                    metadata=dict(h.metadata),
                 )
             )
-        except (KeyError, TypeError, ValueError):
+        except (TypeError, ValueError):
             continue
     return hits

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from opsmate.records.payloads import MetricNamesPayload
 from opsmate.timeparse import format_time, parse_time
 from opsmate.tools import schemas as s
 from opsmate.tools.base import (
@@ -403,4 +404,8 @@ def tool_specs(settings: Settings) -> list[ToolSpec]:
             tools.metric_metadata,
         ),
     ]
-    return [ToolSpec(name, desc, model, run) for name, desc, model, run in specs]
+    payloads: dict[str, type[BaseModel]] = {"metric_names": MetricNamesPayload}
+    return [
+        ToolSpec(name, desc, model, run, payload_model=payloads.get(name))
+        for name, desc, model, run in specs
+    ]

@@ -17,8 +17,8 @@ from opsmate.agent.observe.k8s_messages import read_message
 from opsmate.agent.observe.registry import for_tools
 from opsmate.agent.observe.text import clip_wrapped, message_signature, span, workload_of
 from opsmate.agent.signals import looks_like_instruction, match_terms
-from opsmate.records.base import parse_list
 from opsmate.records.k8s import Event
+from opsmate.records.payloads import EventsPayload
 from opsmate.tools.base import ToolResult
 
 _NORMAL_THAT_MATTER = {"Killing", "SuccessfulDelete", "ScalingReplicaSet"}
@@ -27,7 +27,8 @@ _NORMAL_THAT_MATTER = {"Killing", "SuccessfulDelete", "ScalingReplicaSet"}
 @for_tools("get_events")
 def events(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
     """Facts from the warning events of a ``get_events`` answer."""
-    records, _ = parse_list(Event, result.data, "events", "items")
+    payload = result.payload_as(EventsPayload)
+    records = payload.events if payload else []
     ctx.graph.add_events(records, ctx.eid)
     groups: dict[tuple[str, str, str, str], dict[str, Any]] = {}
     for e in records:

@@ -25,7 +25,7 @@ from opsmate.agent.observe.text import clip
 from opsmate.agent.signals import match_terms
 from opsmate.records.base import Record
 from opsmate.records.k8s import Pod
-from opsmate.records.k8s_objects import parse_objects
+from opsmate.records.payloads import ObjectsPayload
 from opsmate.tools.base import ToolResult
 
 
@@ -50,8 +50,8 @@ def ingest(result: ToolResult, ctx: ObserveContext) -> tuple[str | None, list[Re
     never when a label selector narrowed it); a get that found nothing is a miss in each
     namespace it searched. A ``not_available`` or failed answer adds nothing: it proves
     nothing. Returns the kind and the records."""
-    data = result.data if isinstance(result.data, dict) else {}
-    kind, records = parse_objects(data)
+    payload = result.payload_as(ObjectsPayload) or ObjectsPayload()
+    kind, records = payload.kind, list(payload.items)
     if kind is None or result.error is not None or result.status in ("error", "rejected"):
         return kind, []
     g = ctx.graph
@@ -59,8 +59,8 @@ def ingest(result: ToolResult, ctx: ObserveContext) -> tuple[str | None, list[Re
     if result.tool == "get_object":
         for r in records:
             g.add(kind, r, ctx.eid)
-        name = data.get("name")
-        if not records and data.get("found") is False and isinstance(name, str):
+        name = payload.name
+        if not records and payload.found is False and isinstance(name, str):
             for ns in [None] if cluster else (scope_namespaces(result) or []):
                 g.add_miss(kind, ns, name, ctx.eid)
         return kind, records

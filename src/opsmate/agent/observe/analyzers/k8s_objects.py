@@ -12,13 +12,15 @@ from opsmate.agent.observe.analyzers.k8s_common import ingest
 from opsmate.agent.observe.context import ObserveContext
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.registry import for_tools
+from opsmate.records.payloads import ObjectsPayload
 from opsmate.tools.base import ToolResult
 
 
 @for_tools("list_objects", "get_object")
 def objects(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
     """Add the answer's objects to the graph; pods and nodes also get their own facts."""
-    kind = result.data.get("kind") if isinstance(result.data, dict) else None
+    payload = result.payload_as(ObjectsPayload)
+    kind = payload.kind if payload else None
     if kind == "Pod" and result.tool == "list_objects" and result.error is None:
         from opsmate.agent.observe.analyzers.pods import pods
 

@@ -25,10 +25,9 @@ from opsmate.agent.observe.facts import Fact, ObjRef
 from opsmate.agent.observe.facts import FactKind as K
 from opsmate.agent.observe.graph import ObjectGraph
 from opsmate.agent.observe.registry import for_tools, over_graph
-from opsmate.records.base import Record, parse_list
-from opsmate.records.k8s import Event
+from opsmate.records.base import Record
 from opsmate.records.k8s_objects import RbacRule, Role, RoleBinding
-from opsmate.records.logs import LogItem, LogStats
+from opsmate.records.payloads import EventsPayload, LogsPayload, LogStatsPayload, PodLogsPayload
 from opsmate.records.types import Text
 from opsmate.tools.base import ToolResult
 
@@ -74,18 +73,18 @@ def denials_in(text: str) -> list[AccessDenial]:
 
 
 def _texts(result: ToolResult) -> list[str]:
-    data = result.data if isinstance(result.data, dict) else {}
-    if result.tool == "search_logs":
-        return [str(i.message) for i in parse_list(LogItem, data, "items")[0]]
-    if result.tool == "get_events":
-        return [str(e.message or "") for e in parse_list(Event, data, "events", "items")[0]]
-    if result.tool == "log_stats":
-        stats = LogStats.model_validate(data) if data else LogStats()
+    payload = result.payload
+    if isinstance(payload, LogsPayload):
+        return [str(i.message) for i in payload.items]
+    if isinstance(payload, EventsPayload):
+        return [str(e.message or "") for e in payload.events]
+    if isinstance(payload, LogStatsPayload):
         return [
-            f"{m.pattern} {m.example} {m.fields.get('error') or ''}" for m in stats.top_messages
+            f"{m.pattern} {m.example} {m.fields.get('error') or ''}" for m in payload.top_messages
         ]
-    lines = data.get("lines") or data.get("items") or []
-    return [str(x.get("message") if isinstance(x, dict) else x) for x in lines if x]
+    if isinstance(payload, PodLogsPayload):
+        return [x for x in payload.lines if x]
+    return []
 
 
 @for_tools("search_logs", "pod_logs", "log_stats", "get_events")

@@ -42,16 +42,14 @@ from opsmate.agent.observe.text import hm
 from opsmate.loganalysis.parse import parse_record
 from opsmate.loganalysis.signals import Signal, classify, hosts_in
 from opsmate.loganalysis.stats import example_text
-from opsmate.records.base import parse_list, parse_one
 from opsmate.records.logs import (
     Buckets,
     GaugeStat,
     LatencyStat,
     LogGroup,
-    LogItem,
-    LogStats,
     StatusStat,
 )
+from opsmate.records.payloads import LogsPayload, LogStatsPayload
 from opsmate.tools.base import ToolResult
 
 MAX_ERROR_FACTS = 10
@@ -184,7 +182,7 @@ def _companion_hosts(g: LogGroup, companions: list[tuple[LogGroup, list[str]]]) 
 def log_stats_facts(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
     """Facts of a log_stats answer: error-like templates (top and rare), changes, warnings
     with a signal, latency and error rates."""
-    stats = parse_one(LogStats, result.data)
+    stats = result.payload_as(LogStatsPayload)
     if stats is None:
         return []
     scope_service = result.scope.get("service") or result.args.get("service")
@@ -427,12 +425,12 @@ def _status_fact(
 def search_logs_facts(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
     """Facts of a search_logs page: its error-like (and signal-bearing warning) records,
     grouped by template."""
-    items, _ = parse_list(LogItem, result.data, "items")
-    raw_items = [it for it in result.data.get("items") or [] if isinstance(it, dict)]
+    payload = result.payload_as(LogsPayload)
+    items = payload.items if payload else []
     scope_service = result.scope.get("service") or result.args.get("service")
     groups: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for item, raw in zip(items, raw_items, strict=False):
-        pl = parse_record(raw)
+    for item in items:
+        pl = parse_record(item.fields_as_stored)
         if item.level_inferred:
             pl.inferred = True
         if pl.level not in ("error", "fatal", "warn"):

@@ -32,9 +32,9 @@ from opsmate.agent.observe.registry import for_tools
 from opsmate.agent.observe.text import clip, workload_of
 from opsmate.loganalysis.parse import parse_line, strip_timestamp
 from opsmate.loganalysis.signals import Signal, classify, hosts_in
-from opsmate.records.base import parse_list
 from opsmate.records.k8s import Pod
 from opsmate.records.logs import PodLogLine
+from opsmate.records.payloads import PodLogsPayload
 from opsmate.tools.base import ToolResult
 
 BLOCK = 15  # lines before the end that are read as the last words
@@ -43,13 +43,11 @@ _ENDING = ("shutting down", "exiting", "terminating", "stopping", "exited", "goo
 
 
 def _lines(result: ToolResult) -> list[PodLogLine]:
-    records, _ = parse_list(PodLogLine, result.data, "records")
-    if records:
-        return records
+    payload = result.payload_as(PodLogsPayload) or PodLogsPayload()
+    if payload.records:
+        return list(payload.records)
     out = []
-    for raw in result.data.get("lines") or []:
-        if not isinstance(raw, str):
-            continue
+    for raw in payload.lines:
         pl = parse_line(raw)
         out.append(
             PodLogLine(
@@ -157,7 +155,8 @@ def pod_log_facts(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
     pod = ctx.graph.get("Pod", ns, pod_name)
     pod = pod if isinstance(pod, Pod) else None
     ns = ns or (pod.namespace if pod else None)
-    container = result.args.get("container") or result.data.get("container")
+    payload = result.payload_as(PodLogsPayload)
+    container = result.args.get("container") or (payload.container if payload else None)
     previous = bool(result.args.get("previous") or result.scope.get("previous"))
     state = _exit_state(pod, container)
     container = (

@@ -11,8 +11,8 @@ from opsmate.agent.observe.facts import Fact, FactKind, ObjRef
 from opsmate.agent.observe.registry import for_tools
 from opsmate.agent.observe.text import hm
 from opsmate.agent.signals import aggregate_shift, match_terms, metric_names, series_shift
-from opsmate.records.base import parse_list, parse_one
-from opsmate.records.metrics import Alert, MetricResult, Series
+from opsmate.records.metrics import Series
+from opsmate.records.payloads import AlertsPayload, MetricsPayload
 from opsmate.tools.base import ToolResult
 
 _RATIO = re.compile(r"(?:^|[_\W])(?:ratio|utili[sz]ation|percent|pct)(?:$|[_\W])", re.I)
@@ -149,7 +149,7 @@ def _raw(s: Series) -> dict[str, Any]:
 
 @for_tools("query_metrics")
 def metrics(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
-    res = parse_one(MetricResult, result.data) or MetricResult()
+    res = result.payload_as(MetricsPayload) or MetricsPayload()
     query = res.query or str(result.args.get("query") or "")
     names = metric_names(query)
     label = res.description or (names[0] if names else query[:80])
@@ -327,7 +327,8 @@ def _when(value: Any) -> Any:
 
 @for_tools("list_alerts")
 def alerts(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
-    records, _ = parse_list(Alert, result.data, "alerts", "items")
+    payload = result.payload_as(AlertsPayload)
+    records = payload.alerts if payload else []
     facts = []
     for a in records:
         name = a.name or a.labels.get("alertname")

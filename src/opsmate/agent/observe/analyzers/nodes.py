@@ -7,15 +7,14 @@ from opsmate.agent.observe.facts import Fact, FactKind, ObjRef
 from opsmate.agent.observe.registry import for_tools
 from opsmate.agent.observe.text import clip, hm
 from opsmate.agent.signals import match_terms
-from opsmate.records.base import parse_list
-from opsmate.records.k8s import Node
+from opsmate.records.payloads import nodes_in
 from opsmate.tools.base import ToolResult
 
 
 @for_tools("node_conditions")
 def nodes(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
     """One fact per bad condition of each node (Ready=False/Unknown, any pressure=True)."""
-    records, _ = parse_list(Node, result.data, "nodes", "items")
+    records = nodes_in(result.payload)
     ctx.graph.add_listing(
         "Node",
         records,

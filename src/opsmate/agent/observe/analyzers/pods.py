@@ -20,8 +20,8 @@ from opsmate.agent.observe.k8s_messages import read_message
 from opsmate.agent.observe.registry import for_tools
 from opsmate.agent.observe.text import clip, hm, message_signature, workload_of
 from opsmate.agent.signals import match_terms
-from opsmate.records.base import parse_list
 from opsmate.records.k8s import Container, Pod
+from opsmate.records.payloads import pods_in
 from opsmate.tools.base import ToolResult
 
 _PULL_REASONS = {"ImagePullBackOff", "ErrImagePull", "InvalidImageName", "ErrImageNeverPull"}
@@ -212,9 +212,7 @@ def _pod_findings(pod: Pod) -> list[_Finding]:
                     detail=detail,
                 )
             )
-        stuck = next(
-            (c for c in pod.init_containers if c.state == "running" and not c.ready), None
-        )
+        stuck = next((c for c in pod.init_containers if c.state == "running" and not c.ready), None)
         if stuck is not None and pod.node is not None and not out:
             # scheduled, but an init container has not finished: the app containers wait
             run = " ".join(stuck.command + stuck.args).strip()
@@ -273,7 +271,7 @@ _SYMPTOM_FIRST = {FactKind.CRASH_LOOP, FactKind.POD_PENDING, FactKind.NOT_READY}
 @for_tools("list_pods")
 def pods(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
     """Facts about the pods in a ``list_pods`` answer (grouped per workload and finding)."""
-    records, _ = parse_list(Pod, result.data, "pods", "items")
+    records = pods_in(result.payload)
     ns_arg = result.args.get("namespace")
     ctx.graph.add_listing(
         "Pod",

@@ -9,16 +9,17 @@ from opsmate.agent.observe.k8s_messages import read_message
 from opsmate.agent.observe.registry import for_tools
 from opsmate.agent.observe.text import clip, hm
 from opsmate.agent.signals import match_terms
-from opsmate.records.base import parse_one
 from opsmate.records.k8s import RESTARTED, Rollout
+from opsmate.records.payloads import RolloutPayload
 from opsmate.tools.base import ToolResult
 
 
 @for_tools("rollout_history")
 def rollouts(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
-    ro = parse_one(Rollout, result.data)
-    if ro is None:
+    payload = result.payload_as(RolloutPayload)
+    if payload is None:
         return []
+    ro = payload.rollout()  # a copy: named below, the result's payload stays as answered
     name = ro.name or str(result.args.get("name") or "")
     if name:
         ro.name = name

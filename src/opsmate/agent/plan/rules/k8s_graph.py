@@ -37,7 +37,6 @@ from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.facts import FactKind as K
 from opsmate.agent.plan.registry import Check, RuleContext, fact_rule, result_rule
 from opsmate.agent.plan.tiers import Tier
-from opsmate.records.base import parse_list
 from opsmate.records.k8s import Pod
 from opsmate.records.k8s_objects import (
     HorizontalPodAutoscaler,
@@ -45,8 +44,8 @@ from opsmate.records.k8s_objects import (
     PersistentVolumeClaim,
     Service,
     Workload,
-    parse_objects,
 )
+from opsmate.records.payloads import ObjectsPayload, pods_in
 from opsmate.tools.base import ToolResult
 from opsmate.tools.k8s_kinds import KINDS
 
@@ -138,10 +137,7 @@ def _owner(p: Pod) -> str | None:
 
 
 def _pods(result: ToolResult) -> list[Pod]:
-    data = result.data if isinstance(result.data, dict) else {}
-    if result.tool in ("list_objects", "get_object") and data.get("kind") != "Pod":
-        return []
-    return parse_list(Pod, data, "pods", "items")[0]
+    return pods_in(result.payload)  # list_pods, or list_objects / get_object of kind Pod
 
 
 @result_rule("pod_references", Tier.FOLLOW, "list_pods", "list_objects", "get_object")
@@ -208,8 +204,8 @@ def subject_objects(result: ToolResult, ctx: RuleContext) -> Iterable[Check]:
 def records_of(result: ToolResult, model: type[Any]) -> list[Any]:
     if result.error is not None:
         return []
-    _, records = parse_objects(result.data)
-    return [r for r in records if isinstance(r, model)]
+    payload = result.payload_as(ObjectsPayload)
+    return payload.of(model) if payload else []
 
 
 def _wanted(svc: Service, ctx: RuleContext) -> bool:

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 
 from opsmate.agent.plan.registry import Check, RuleContext, result_rule
 from opsmate.agent.plan.tiers import Tier
+from opsmate.records.payloads import LogStatsPayload, pods_in
 from opsmate.tools.base import ToolResult
 
 
@@ -40,13 +41,9 @@ def errors_when_summary_cut(result: ToolResult, ctx: RuleContext) -> Iterable[Ch
     """A log summary truncated before its errors: ask for the errors alone."""
     if result.complete or result.args.get("level"):
         return []
-    levels = {str(k).lower() for k in (result.data.get("by_level") or {})}
-    shown = {
-        str(lv).lower()
-        for m in result.data.get("top_messages") or []
-        if isinstance(m, dict)
-        for lv in (m.get("levels") or {})
-    }
+    stats = result.payload_as(LogStatsPayload) or LogStatsPayload()
+    levels = {str(k).lower() for k in stats.by_level}
+    shown = {str(lv).lower() for m in stats.top_messages for lv in m.levels}
     errs = {"error", "fatal", "critical"}
     if not (levels & errs) or shown & errs:
         return []
@@ -65,11 +62,7 @@ def subject_pods_when_list_cut(result: ToolResult, ctx: RuleContext) -> Iterable
         return []
     if result.args.get("label_selector") or result.args.get("name"):
         return []
-    shown = [
-        str(p.get("name") or "")
-        for p in (result.data.get("pods") or result.data.get("items") or [])
-        if isinstance(p, dict)
-    ]
+    shown = [str(p.name or "") for p in pods_in(result.payload)]
     missing = [
         name
         for name in ctx.subject.names[:3]
