@@ -47,3 +47,32 @@ def test_grpc_resolved_addresses_name_the_ip_and_port() -> None:
         "Failed to connect to remote host: Connection refused"
     )
     assert hosts_in(text) == ["10.96.200.14:8080"]
+
+
+def test_zerolog_console_levels_and_callers() -> None:
+    from opsmate.loganalysis.parse import parse_line
+
+    pl = parse_line("2025-04-22T02:33:10Z FTL cmd/geo/db.go:52 > auth error: sasl conversation")
+    assert (pl.level, pl.inferred, pl.logger) == ("fatal", False, "cmd/geo/db.go:52")
+    assert pl.message == "auth error: sasl conversation"
+    assert parse_line("3:04PM INF listening on :8080").level == "info"
+    assert parse_line("2025-04-22T02:33:10Z WRN slow").level == "warn"
+
+
+def test_envoy_response_flags_mark_a_failed_request_whatever_its_status() -> None:
+    from opsmate.loganalysis.parse import parse_line
+
+    failed = parse_line(
+        '[2025-04-22T02:40:01.123Z] "POST /geo.Geo/Nearby HTTP/2" 200 UH no_healthy_upstream '
+        '"-" 0 0 0 - "-" "grpc-go/1.58.3" "1fd5" "geo:8083" "-" '
+        "outbound|8083||geo.hotel-reservation.svc.cluster.local - 10.96.1.2:8083 - default"
+    )
+    assert failed.kind == "access" and failed.level == "error" and failed.host == "geo"
+    assert failed.error is not None and "no healthy upstream" in failed.error
+    ok = parse_line(
+        '[2025-04-22T02:40:01.123Z] "GET /x HTTP/1.1" 200 - via_upstream - "-" 0 10 3 2 "-" '
+        '"curl" "id" "web" "10.0.0.1:80" outbound|80||web.ns.svc.cluster.local'
+    )
+    assert ok.level is None and ok.error is None
+    client_gone = parse_line('[t] "GET /x HTTP/1.1" 0 DC downstream_remote_disconnect - "-"')
+    assert client_gone.error is None  # the client hung up: not the server's failure

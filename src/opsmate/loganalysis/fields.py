@@ -39,6 +39,7 @@ _LEVEL_NAMES = {
     "error": "error", "err": "error", "eror": "error", "severe": "error", "e": "error",
     "fatal": "fatal", "critical": "fatal", "crit": "fatal", "panic": "fatal", "dpanic": "fatal",
     "emerg": "fatal", "emergency": "fatal", "alert": "fatal", "f": "fatal",
+    "trc": "debug", "ftl": "fatal", "pnc": "fatal",  # zerolog's console writer
 }  # fmt: skip
 # bunyan / pino numeric levels; syslog severities 0-7
 _NUMERIC_LEVELS = {10: "debug", 20: "debug", 30: "info", 40: "warn", 50: "error", 60: "fatal"}

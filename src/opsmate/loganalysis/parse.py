@@ -124,7 +124,29 @@ _TS_PREFIX = re.compile(
     r"|(?:[A-Z][a-z]{2} )?[A-Z][a-z]{2} +\d{1,2} \d{2}:\d{2}:\d{2}(?: [A-Z]{2,5})?(?: \d{4})?"
     r"|\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)\]?"
 )
+_CLOCK = re.compile(r"\d{1,2}:\d{2}(?::\d{2})?(?:AM|PM)?")  # zerolog's default "3:04PM"
 _PRE_OK = re.compile(r"^[\s\d:\-T.,+Z/\[\]()A-Za-z]*$")
+# zerolog's console writer: "2025-04-22T02:33:10Z FTL cmd/geo/db.go:52 > message"
+_ZEROLOG = re.compile(
+    r"^(?P<ts>\S+) (?P<l>TRC|DBG|INF|WRN|ERR|FTL|PNC) (?:(?P<src>[\w./\-]+:\d+) > )?"
+)
+# Envoy / Istio access logs: the response flags after the status say why a request failed
+# (a gRPC call answered "200" with "UH no_healthy_upstream" never reached its upstream)
+_ENVOY_FLAGS = re.compile(r"^\s+(?P<f>[A-Z]{2,5}(?:,[A-Z]{2,5})*)\s+(?P<detail>[\w\-{}.:]+)")
+_ENVOY_FLAG_TEXT = {
+    "UH": "no healthy upstream", "UF": "upstream connection failure",
+    "UO": "upstream overflow (circuit breaker)", "NR": "no route configured",
+    "URX": "upstream retry limit exceeded", "NC": "upstream cluster not found",
+    "UT": "upstream request timeout", "LR": "connection locally reset",
+    "UR": "upstream remote reset", "UC": "upstream connection termination",
+    "LH": "local service failed health check", "FI": "fault injected (abort)",
+    "DI": "fault injected (delay)", "RL": "rate limited", "UAEX": "unauthorized external service",
+    "RLSE": "rate limit service error", "SI": "stream idle timeout",
+    "UPE": "upstream protocol error", "UMSDR": "upstream max stream duration reached",
+    "OM": "overload manager", "DF": "DNS resolution failed", "DT": "request duration timeout",
+}  # fmt: skip
+_ENVOY_NOT_FAILURES = {"DC", "DI", "DPE", "IH"}  # the client's doing, or a delay only
+_ENVOY_UPSTREAM = re.compile(r"\boutbound\|\d+\|[^|\s]*\|(?P<h>[a-z0-9][a-z0-9\-]*)")
 _KLOG = re.compile(r"^(?P<k>[IWEF])\d{4} \d{2}:\d{2}:\d{2}\.\d+\s+\d+\s+(?P<src>[\w.\-]+:\d+)\]\s?")
 _LOGFMT_PAIR = re.compile(r'([A-Za-z_][\w.\-/@]*)=("(?:[^"\\]|\\.)*"|\S*)')
 _LOGFMT_START = re.compile(r"^\s*[A-Za-z_][\w.\-/@]*=")
@@ -295,6 +317,17 @@ def _text_layout(pl: ParsedLine, text: str, stripped: str) -> None:
         text = text[noise.end() :]
         pl.message = text.strip()
         stripped = text.lstrip()
+    zm = _ZEROLOG.match(text)
+    if zm and (_TS_PREFIX.match(zm.group("ts")) or _CLOCK.fullmatch(zm.group("ts"))):
+        word = zm.group("l").lower()
+        if pl.level is None:
+            pl.level, pl.level_raw = canonical_level(word), word
+        pl.time_text = zm.group("ts")
+        if zm.group("src"):
+            pl.logger = zm.group("src")
+        pl.message = text[zm.end() :].strip() or text.strip()
+        text = pl.message
+        stripped = text
     m = _KLOG.match(text)
     if m:
         lvl = {"I": "info", "W": "warn", "E": "error", "F": "fatal"}[m.group("k")]
@@ -341,6 +374,7 @@ def _text_layout(pl: ParsedLine, text: str, stripped: str) -> None:
             pl.status = am.group("status")
             pl.endpoint = endpoint_key(am.group("method"), am.group("path"))
             after = am.group("after")
+            _envoy_flags(pl, after)
             rt = _ACCESS_RT.search(after)
             if rt:
                 pl.duration_ms, pl.duration_field = float(rt.group("n")) * 1000.0, "text"
@@ -368,6 +402,27 @@ def _text_layout(pl: ParsedLine, text: str, stripped: str) -> None:
             pl.exit_code = int(xm.group("code"))
         except ValueError:
             pl.exit_code = None
+
+
+def _envoy_flags(pl: ParsedLine, after: str) -> None:
+    """An Envoy access line's response flags: a failure whatever the status said."""
+    fm = _ENVOY_FLAGS.match(after)
+    if fm is None:
+        return
+    flags = fm.group("f").split(",")
+    if not all(f in _ENVOY_FLAG_TEXT or f in _ENVOY_NOT_FAILURES for f in flags):
+        return  # not Envoy's flags
+    failed = [f for f in flags if f not in _ENVOY_NOT_FAILURES]
+    if not failed:
+        return
+    detail = fm.group("detail")
+    said = "; ".join(f"{f}: {_ENVOY_FLAG_TEXT[f]}" for f in failed)
+    pl.error = f"{said} ({detail})" if detail and detail != "-" else said
+    if pl.level is None or pl.inferred:
+        pl.level, pl.inferred = "error", True
+    up = _ENVOY_UPSTREAM.search(after)
+    if up and pl.host is None:
+        pl.host = up.group("h")
 
 
 def strip_timestamp(text: str) -> str:
