@@ -76,3 +76,17 @@ def test_envoy_response_flags_mark_a_failed_request_whatever_its_status() -> Non
     assert ok.level is None and ok.error is None
     client_gone = parse_line('[t] "GET /x HTTP/1.1" 0 DC downstream_remote_disconnect - "-"')
     assert client_gone.error is None  # the client hung up: not the server's failure
+
+
+def test_a_backend_refusing_credentials_is_a_dependency_failure() -> None:
+    from opsmate.loganalysis.signals import classify
+
+    for line in (
+        "connection handshake: auth error: sasl conversation error: (AuthenticationFailed)",
+        'FATAL: password authentication failed for user "orders"',
+        "ACCESS_REFUSED - Login was refused using authentication mechanism PLAIN",
+        "WRONGPASS invalid username-password pair or user is disabled.",
+    ):
+        sig = classify(line)
+        assert (sig.kind, sig.reason) == ("dependency", "auth"), line
+    assert classify("user logged in").kind is None

@@ -332,10 +332,22 @@ def classify(message: str, error: str | None = None, host: str | None = None) ->
     if failing or (timeout and _names_target(text)):
         reason = "dns" if dns else "refused" if refused else "timeout" if timeout else "unavailable"
         return Signal("dependency", reason, targets)
+    if _AUTH_REFUSED.search(text):
+        return Signal("dependency", "auth", targets)
     for pat, reason in _CHANGE:
         if pat.search(text):
             return Signal("change", reason, ())
     return Signal()
+
+
+# a backend refusing the credentials it was given (a database, a broker, a cache)
+_AUTH_REFUSED = re.compile(
+    r"authentication failed|AuthenticationFailed|\bauth(?:entication)? error|"
+    r"sasl (?:conversation|authentication)|password authentication failed|"
+    r"access denied for user|login failed for user|\bNOAUTH\b|\bWRONGPASS\b|"
+    r"ACCESS_REFUSED|invalid (?:username or password|credentials)|UserNotFound",
+    _I,
+)
 
 
 def _names_target(text: str) -> bool:

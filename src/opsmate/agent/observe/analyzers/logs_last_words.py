@@ -195,6 +195,15 @@ def pod_log_facts(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
         for h in hosts_in(_text(ln)):
             if h not in hosts:
                 hosts.append(h)
+    if not hosts and failing and key_lines:
+        # "auth error" names no host: the run's earlier lines ("connecting to mongodb://db")
+        # say which dependency it was talking to
+        first = block.index(key_lines[0][0])
+        for ln in reversed(lines[: len(lines) - len(block) + first]):
+            named = hosts_in(_text(ln))
+            if named:
+                hosts = named[:2]
+                break
     hosts.sort(key=lambda h: (_plain(h), ":" not in h))
     facts: list[Fact] = []
     who = f"pod {pod_name}" + (f" (container {container})" if container else "")
