@@ -88,3 +88,11 @@ def test_run_intake_precedence_and_window() -> None:
     assert d.constraints.window_to - d.constraints.window_from == timedelta(hours=2)
     with pytest.raises(UsageError):
         run_intake("x", now=NOW, since="yesterday")
+
+
+def test_a_name_whose_dashboards_look_fine_is_not_the_subject() -> None:
+    from opsmate.agent.intake.question import said_healthy
+
+    q = "since ~11:04 login fails for everyone. CoreDNS dashboards look fine. What broke?"
+    assert said_healthy(q) == {"coredns"}
+    assert said_healthy("checkout pods are fine but cart is slow") == {"checkout"}
