@@ -111,3 +111,25 @@ def test_a_scheduled_pod_waiting_on_its_init_container_says_what_it_waits_for() 
     unscheduled = pod.model_copy(update={"node": None})
     (plain,) = [f for f in _pod_findings(unscheduled) if f.kind == K.POD_PENDING]
     assert plain.reason == "Pending"
+
+
+def test_an_application_label_shared_by_workloads_is_not_a_service() -> None:
+    from opsmate.agent.observe.analyzers.pods import app_of
+    from opsmate.records.k8s import Pod
+
+    pod = Pod(
+        name="teastore-webui-6f7d8c9b5-x2x9z",
+        labels={"app": "teastore", "run": "teastore-webui"},
+        owner="ReplicaSet/teastore-webui-6f7d8c9b5",
+    )
+    assert app_of(pod) == "teastore-webui"
+    plain = pod.model_copy(update={"labels": {"app": "web"}})
+    assert app_of(plain) == "web"  # an app label that is the service's own name stays
+
+
+def test_a_connect_timeout_names_a_dependency_failure() -> None:
+    from opsmate.loganalysis.signals import classify
+
+    sig = classify("java.net.SocketTimeoutException: Connect timed out at org.glassfish")
+    assert (sig.kind, sig.reason) == ("dependency", "timeout")
+    assert classify("request timed out after 30s").kind is None  # whose? nothing says

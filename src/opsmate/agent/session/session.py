@@ -438,3 +438,10 @@ def _ground_intake(q: str, intake: Any, src: Sources, env_cfg: Any) -> None:
     g = ground(q, intake.subject, Inventory.of(namespaces, names))
     intake.subject = g.subject
     intake.notes.extend(g.notes)
+    ns = (g.subject.namespace or "").lower()
+    services = intake.constraints.services
+    if ns and any(s.lower() == ns for s in services) and ns not in {n.lower() for n in names}:
+        # "the TeaStore shop" in namespace teastore: the application, not a service of it
+        intake.constraints = intake.constraints.model_copy(
+            update={"services": [s for s in services if s.lower() != ns]}
+        )

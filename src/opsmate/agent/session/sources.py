@@ -331,6 +331,7 @@ def _object_names(objects: list[Any]) -> list[str]:
 def _services(b: Any, library: RunbookLibrary) -> list[str]:
     names: set[str] = set()
     names |= library.services()
+    app_of: dict[str, set[str]] = {}  # app label -> the workloads and Services carrying it
     for o in b.objects:
         if not isinstance(o, dict):
             continue
@@ -340,7 +341,12 @@ def _services(b: Any, library: RunbookLibrary) -> list[str]:
             names.add(meta["name"])
         labels = meta.get("labels")
         if isinstance(labels, dict) and isinstance(labels.get("app"), str) and labels["app"]:
-            names.add(labels["app"])
+            owners = app_of.setdefault(labels["app"], set())
+            if kind_ok and isinstance(meta.get("name"), str):
+                owners.add(meta["name"])
+    # an app label several workloads share names the application ("app: teastore" on every
+    # TeaStore pod), not a service of it
+    names |= {app for app, owners in app_of.items() if len(owners - {app}) <= 1}
     for rec in b.logs[:5000]:
         svc = rec.get("service")
         if isinstance(svc, str) and svc:

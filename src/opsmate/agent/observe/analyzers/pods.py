@@ -10,6 +10,7 @@ Pods of one workload with the same finding are one fact that names them all.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -30,13 +31,22 @@ _CONFIG_REASONS = {"CreateContainerConfigError", "CreateContainerError", "RunCon
 
 def app_of(pod: Pod) -> str:
     """The workload a pod belongs to: its ``app``-style label, its owner, or its name stem."""
-    for key in ("app", "app.kubernetes.io/name", "k8s-app", "job-name", "component"):
-        if pod.labels.get(key):
-            return pod.labels[key]
     owner = pod.owner_ref()
+    stem = None
     if owner and owner.name:
-        stem = workload_of(owner.name) if owner.kind == "ReplicaSet" else owner.name
-        return stem or owner.name
+        stem = (workload_of(owner.name) if owner.kind == "ReplicaSet" else owner.name) or owner.name
+    workload = owner.name if owner and owner.name else None
+    if workload and owner is not None and owner.kind == "ReplicaSet":
+        base, _, tail = workload.rpartition("-")
+        workload = base if base and re.fullmatch(r"[a-z0-9]{5,10}", tail) else workload
+    for key in ("app", "app.kubernetes.io/name", "k8s-app", "job-name", "component"):
+        label = pod.labels.get(key)
+        if label:
+            if workload and workload.startswith(label + "-"):
+                return workload  # "app: teastore" on teastore-webui: the application's label
+            return label
+    if stem:
+        return stem
     return workload_of(pod.name) or str(pod.name)
 
 
