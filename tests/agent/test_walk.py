@@ -87,3 +87,17 @@ def test_apply_raises_the_deepest_and_lowers_the_callers() -> None:
     assert added is not None and added.lead is down and added.supported
     assert added.relation == links.LINKED  # the data shows the subject depends on it
     assert added.score > cands[0].score  # the caller's error is a link, not the root
+
+
+def test_a_caller_off_the_walked_path_whose_error_names_the_root_loses_too() -> None:
+    dg = graph(("frontend", "catalog"), ("recommend", "catalog"))
+    crash = fact(K.CRASH_LOOP, "catalog", 1)
+    front = fact(K.DEPENDENCY_FAILURE, "frontend", 2)
+    other = fact(
+        K.DEPENDENCY_FAILURE, "recommend", 2, objects=[ObjRef(kind="host", name="catalog:80")]
+    )
+    w = walk.walk([crash, front, other], dg, {"frontend"}, T0)
+    assert w.root == "catalog" and [(e.src, e.dst) for e in w.path] == [("frontend", "catalog")]
+    cands = [Candidate(lead=f, relation=links.SCOPE, score=5.0) for f in (front, other)]
+    walk.apply(w, cands, dg, {front.key: links.SCOPE, other.key: links.SCOPE})
+    assert all(c.score < 5.0 for c in cands[:2])  # both callers failed on the root

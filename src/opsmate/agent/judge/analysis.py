@@ -109,6 +109,18 @@ def analyse(
     chains.superseded(cands, graph)
     chains.sole_error(cands)
     starts = {comp for n in [*subject.names, *services] if (comp := dg.component(n))}
+    if not starts and subject.empty():
+        # a namespace-wide question: walk from the components whose calls fail to reach a
+        # dependency the data names (the edge the walk follows is what they failed on)
+        starts = {
+            comp
+            for f in facts
+            if f.kind == K.DEPENDENCY_FAILURE
+            and f.severity == "error"
+            and not f.background
+            and any(dg.resolve(n) for n in links.named_in(f))
+            and (comp := depgraph.fact_component(dg, f))
+        }
     path = walk.walk(facts, dg, starts, onset)
     added = walk.apply(path, cands, dg, rel, [f for f in facts if f.kind == K.CHANGE])
     if added is not None and mine:

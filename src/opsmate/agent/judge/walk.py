@@ -215,7 +215,9 @@ def apply(
             c.score = round(c.score * 1.6, 3)
             if c.relation in links.NOT_A_CAUSE:
                 c.relation = links.LINKED  # the data shows the subject depends on it
-        elif comp in upstream and c.lead.kind in _CALLER_SIDE:
+        elif c.lead.kind in _CALLER_SIDE and (
+            comp in upstream or any(dg.resolve(n) == w.root for n in links.named_in(c.lead))
+        ):  # a caller on the path, or any caller whose error names the root: its symptom
             c.score = round(c.score * 0.6, 3)
     return added
 
