@@ -133,3 +133,20 @@ def test_a_connect_timeout_names_a_dependency_failure() -> None:
     sig = classify("java.net.SocketTimeoutException: Connect timed out at org.glassfish")
     assert (sig.kind, sig.reason) == ("dependency", "timeout")
     assert classify("request timed out after 30s").kind is None  # whose? nothing says
+
+
+def test_a_rollout_that_changed_only_requests_explains_no_other_workloads_symptom() -> None:
+    from opsmate.agent.judge.candidates import _requests_only
+
+    bump = Fact(
+        key="rollout:email:3",
+        statement="rolled out",
+        kind=K.CHANGE,
+        detail={"template_changes": ["container server: memory request 64Mi -> 96Mi"]},
+    )
+    assert _requests_only(bump)
+    env = bump.model_copy(
+        update={"detail": {"template_changes": ["container server: env PORT '8080' -> '9090'"]}}
+    )
+    assert not _requests_only(env)
+    assert not _requests_only(bump.model_copy(update={"detail": {}}))

@@ -76,6 +76,13 @@ def own_start(change: Fact, f: Fact) -> bool:
     return change.detail.get("change") == "one-off workload" and same_thread(change, f)
 
 
+def _requests_only(change: Fact) -> bool:
+    """A rollout that changed resource requests and nothing else (``memory request 64Mi ->
+    96Mi``): it can leave its own pods Pending, never break another workload's calls."""
+    edits = [str(t) for t in change.detail.get("template_changes") or []]
+    return bool(edits) and all(" request " in t for t in edits)
+
+
 def change_for(f: Fact, changes: list[Fact]) -> Fact | None:
     """The change (rollout, one-off job, reload) that happened shortly before ``f`` began:
     a change of ``f``'s own workload first (two workloads rolled out one after the other
@@ -205,6 +212,8 @@ def build(
             if s.time and t0 <= s.time <= t0 + timedelta(minutes=30) and not own_start(ch, s)
         ]
         after.sort(key=lambda s: not same_thread(ch, s))  # its own workload's symptom first
+        if _requests_only(ch):  # what a pod reserves changes where it runs, not what it does
+            after = [s for s in after if same_thread(ch, s)]
         if after:
             out.append(
                 Candidate(
