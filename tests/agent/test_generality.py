@@ -1,4 +1,7 @@
-"""Start-up transients: probe failures of a new pod that then passed (rolling update)."""
+"""General readings that blind incidents showed were missing, one capability per test: start-up
+transients of a rolling update, wrapped errors cut before their cause, the node condition
+behind evictions, init containers holding a pod, application-wide labels, connect timeouts,
+request-only rollouts. None names an incident's data."""
 
 from __future__ import annotations
 
