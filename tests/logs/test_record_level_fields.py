@@ -90,3 +90,16 @@ def test_a_backend_refusing_credentials_is_a_dependency_failure() -> None:
         sig = classify(line)
         assert (sig.kind, sig.reason) == ("dependency", "auth"), line
     assert classify("user logged in").kind is None
+
+
+def test_nested_fields_are_read_per_record_not_from_the_first_of_its_shape() -> None:
+    from opsmate.loganalysis.parse import parse_line
+
+    first = '{"t":{"$date":"x"},"s":"I","c":"NET","ctx":"a","msg":"Listening","attr":{"port":1}}'
+    later = (
+        '{"t":{"$date":"x"},"s":"F","c":"STORAGE","ctx":"a","msg":"Terminating.",'
+        '"attr":{"reason":"28: No space left on device"}}'
+    )
+    assert parse_line(first).error is None
+    pl = parse_line(later)  # same top-level keys, other nested ones
+    assert pl.error == "28: No space left on device"

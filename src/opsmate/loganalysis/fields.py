@@ -240,7 +240,10 @@ _PATH_ID = re.compile(
 
 _KINDS = ("level", "message", "error", "logger", "status", "endpoint", "method", "trace",
           "service", "host", "time")  # fmt: skip
-_Path = str | tuple[str, ...]
+# a key; a dotted path's parts; or, where nested content decides (the plan is cached per
+# top-level key set, and ``attr`` holds ``reason`` in one record, ``message`` in the next),
+# the alternatives to try in order
+_Path = str | tuple[str, ...] | tuple[tuple[str, ...] | str, ...]
 _Gauge = tuple[str, str | None]  # a gauge field and the field holding its limit
 # where each of _KINDS is (None: absent), the duration field, its unit in ms, the gauges
 _Plan = tuple[tuple[_Path | None, ...], str | None, float | None, tuple[_Gauge, ...]]
@@ -262,20 +265,19 @@ def _plan(obj: Mapping[str, Any], names: LogFieldNames) -> _Plan:
         return hit
     found: dict[str, _Path] = {}
     for kind in _KINDS:
+        alts: list[tuple[str, ...] | str] = []
         for name in getattr(names, kind):
             if name in obj:
-                found[kind] = name
+                alts.append(name)
                 break
             if "." in name:
                 parts = tuple(name.split("."))
-                cur: Any = obj
-                for part in parts:
-                    cur = cur.get(part) if isinstance(cur, Mapping) else None
-                    if cur is None:
-                        break
-                if cur is not None:
-                    found[kind] = parts
-                    break
+                if parts[0] in obj and isinstance(obj[parts[0]], Mapping):
+                    alts.append(parts)
+        if len(alts) == 1:
+            found[kind] = alts[0]
+        elif alts:
+            found[kind] = tuple(alts)
     duration = next((n for n in names.duration if n in obj), None)
     if duration is None:
         duration = next((k for k in obj if _SUFFIX_UNIT.search(k) and _DUR_NAME.search(k)), None)
@@ -315,6 +317,12 @@ def _plan(obj: Mapping[str, Any], names: LogFieldNames) -> _Plan:
 
 def _at(obj: Mapping[str, Any], path: _Path | None) -> Any:
     if path is None:
+        return None
+    if type(path) is tuple and path and type(path[0]) is not str:
+        for alt in path:  # alternatives, in the order of the configured names
+            v = _at(obj, alt)
+            if v is not None:
+                return v
         return None
     if type(path) is str:
         v = obj.get(path)

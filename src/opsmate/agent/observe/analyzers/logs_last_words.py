@@ -68,9 +68,14 @@ def _text(ln: PodLogLine) -> str:
 
 
 def _quote(ln: PodLogLine) -> str:
-    """The line as written (without a leading timestamp); a JSON / logfmt line's message."""
+    """The line as written (without a leading timestamp); a JSON / logfmt line's message,
+    with its error field when the message does not say it (``Terminating.: 28: No space
+    left on device``)."""
     if ln.kind in ("json", "logfmt"):
-        return _text(ln)
+        text = _text(ln)
+        if ln.error and ln.error.strip() and ln.error.strip() not in text:
+            return f"{text.rstrip('.')}: {ln.error.strip()}"
+        return text
     return strip_timestamp(ln.message or "") or _text(ln)
 
 
