@@ -101,3 +101,19 @@ def test_a_caller_off_the_walked_path_whose_error_names_the_root_loses_too() -> 
     cands = [Candidate(lead=f, relation=links.SCOPE, score=5.0) for f in (front, other)]
     walk.apply(w, cands, dg, {front.key: links.SCOPE, other.key: links.SCOPE})
     assert all(c.score < 5.0 for c in cands[:2])  # both callers failed on the root
+
+
+def test_a_client_name_extending_a_component_resolves_to_it() -> None:
+    dg = graph(("timeline", "post-storage"), ("timeline", "post-storage-memcached"))
+    assert dg.resolve("post-storage-client") == "post-storage"
+    assert dg.resolve("post-storage-memcached-pool") == "post-storage-memcached"
+    assert dg.resolve("unknown-client") is None and dg.resolve("10.0.0.1-x") is None
+
+
+def test_a_service_routing_nowhere_is_abnormal_only_when_calls_fail_on_it() -> None:
+    dg = graph(("web", "api"), ("web", "tracing"))
+    latent = fact(K.MISCONFIGURATION, "tracing", reason="TargetPortNotListening")
+    down = fact(K.CRASH_LOOP, "api")
+    caller = fact(K.DEPENDENCY_FAILURE, "web", 2, objects=[ObjRef(kind="host", name="api:80")])
+    ab = walk.abnormal_components([latent, down, caller], dg, T0)
+    assert "tracing" not in ab and "api" in ab

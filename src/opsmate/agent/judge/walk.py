@@ -56,7 +56,14 @@ def abnormal_components(
     """Component -> the problem facts about it that began around or after the onset."""
     cutoff = onset - timedelta(minutes=15) if onset else None
     out: dict[str, list[Fact]] = {}
+    reached: set[str] | None = None
     for f in facts:
+        if f.reason in links.ROUTING:
+            # a Service that routes nowhere is abnormal only when calls fail to reach it
+            # (undeclared container ports are common: the check alone is not a failure)
+            reached = links.unreachable_targets(facts, dg) if reached is None else reached
+            if fact_component(dg, f) not in reached:
+                continue
         if _new_warnings(f):
             pass  # a warning that began with the trouble and repeats: a sign all the same
         elif (

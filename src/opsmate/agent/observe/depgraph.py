@@ -118,9 +118,23 @@ class DependencyGraph:
         h = h.removeprefix("ipv4:").removeprefix("dns:///").strip("[]")
         m = _IPPORT.fullmatch(h)
         h = m.group(1) if m else re.sub(r":\d+$", "", h)
-        return self.component(h) or (
-            self.aliases.get(h.split(".")[0]) if "." in h and _svc_like(h) else None
+        return (
+            self.component(h)
+            or (self.aliases.get(h.split(".")[0]) if "." in h and _svc_like(h) else None)
+            or self._by_prefix(h)
         )
+
+    def _by_prefix(self, name: str) -> str | None:
+        """A client's name for a component it extends with a role (``post-storage-client``,
+        ``orders-db-pool``): the longest known name it starts with, followed by ``-``."""
+        if "-" not in name or "." in name or ":" in name or name[:1].isdigit():
+            return None
+        best = max(
+            (k for k in self.aliases if len(k) >= 4 and name.startswith(k + "-")),
+            key=len,
+            default=None,
+        )
+        return self.aliases[best] if best is not None else None
 
     def depends_on(self, src: str) -> list[DepEdge]:
         return [e for e in self.edges if e.src == src]
