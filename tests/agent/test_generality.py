@@ -153,3 +153,22 @@ def test_a_rollout_that_changed_only_requests_explains_no_other_workloads_sympto
     )
     assert not _requests_only(env)
     assert not _requests_only(bump.model_copy(update={"detail": {}}))
+
+
+def test_an_ingress_names_the_services_it_routes_to() -> None:
+    from opsmate.agent.session.sources import _ingress_backends
+
+    ing = {
+        "kind": "Ingress",
+        "metadata": {"name": "Shop-Web"},
+        "spec": {
+            "defaultBackend": {"service": {"name": "web-svc", "port": {"number": 80}}},
+            "rules": [
+                {"http": {"paths": [{"path": "/api", "backend": {"service": {"name": "api"}}}]}},
+                {"http": {"paths": [{"backend": {"serviceName": "legacy", "servicePort": 80}}]}},
+            ],
+        },
+    }
+    assert _ingress_backends([ing, {"kind": "Service"}]) == {
+        "shop-web": ["web-svc", "api", "legacy"]
+    }

@@ -438,6 +438,20 @@ def _ground_intake(q: str, intake: Any, src: Sources, env_cfg: Any) -> None:
     g = ground(q, intake.subject, Inventory.of(namespaces, names))
     intake.subject = g.subject
     intake.notes.extend(g.notes)
+    routed = [n for n in intake.subject.names if n.lower() in src.ingress_backends]
+    if routed:
+        # an Ingress named as the subject ("ingress shop-web is answering 500"): what it
+        # routes to is what serves the errors
+        backends = [s for n in routed for s in src.ingress_backends[n.lower()]]
+        keep = [n for n in intake.subject.names if n not in routed]
+        intake.subject.names = list(dict.fromkeys([*keep, *backends]))[:4]
+        if intake.subject.kind == "Ingress":
+            intake.subject.kind = "Service"
+        focus = [s for s in intake.constraints.services if s not in routed]
+        intake.constraints = intake.constraints.model_copy(update={"services": focus})
+        intake.notes.append(
+            "Ingress " + ", ".join(routed) + " routes to Service " + ", ".join(backends)
+        )
     ns = (g.subject.namespace or "").lower()
     services = intake.constraints.services
     if ns and any(s.lower() == ns for s in services) and ns not in {n.lower() for n in names}:

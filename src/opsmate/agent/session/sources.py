@@ -45,6 +45,8 @@ class Sources:
     # what exists, to ground the names a question carries (empty: unknown, nothing grounded)
     known_namespaces: list[str] = field(default_factory=list)
     known_objects: list[str] = field(default_factory=list)
+    # names that stand for other objects: an Ingress -> the Services it routes to
+    ingress_backends: dict[str, list[str]] = field(default_factory=dict)
 
     def describe(self) -> dict[str, Any]:
         return {"bundle": self.bundle_path, "live": self.bundle_path is None}
@@ -244,6 +246,7 @@ def open_sources(
             notes=notes,
             known_namespaces=_namespaces(b.objects),
             known_objects=_object_names(b.objects),
+            ingress_backends=_ingress_backends(b.objects),
             index_used="; ".join(used) or "none",
             recorder=recorder,
         )
@@ -315,6 +318,35 @@ def _namespaces(objects: list[Any]) -> list[str]:
         if isinstance(meta.get("namespace"), str) and meta["namespace"]:
             out.add(meta["namespace"])
     return sorted(out)
+
+
+def _ingress_backends(objects: list[Any]) -> dict[str, list[str]]:
+    """Ingress name (lower-case) -> the Services its rules and default backend name."""
+    out: dict[str, list[str]] = {}
+    for o in objects:
+        if not isinstance(o, dict) or o.get("kind") != "Ingress":
+            continue
+        name = _meta(o).get("name")
+        spec = o.get("spec") if isinstance(o.get("spec"), dict) else {}
+        backends = [spec.get("defaultBackend") or spec.get("backend")]
+        for rule in spec.get("rules") or []:
+            paths = ((rule or {}).get("http") or {}).get("paths") or []
+            backends += [(p or {}).get("backend") for p in paths]
+        svcs: list[str] = []
+        for be in backends:
+            if not isinstance(be, dict):
+                continue
+            svc = (
+                (be.get("service") or {}).get("name")
+                if isinstance(be.get("service"), dict)
+                else None
+            )
+            svc = svc or be.get("serviceName")
+            if isinstance(svc, str) and svc and svc not in svcs:
+                svcs.append(svc)
+        if isinstance(name, str) and name and svcs:
+            out[name.lower()] = svcs
+    return out
 
 
 def _object_names(objects: list[Any]) -> list[str]:
