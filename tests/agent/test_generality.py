@@ -136,6 +136,8 @@ def test_a_connect_timeout_names_a_dependency_failure() -> None:
     sig = classify("java.net.SocketTimeoutException: Connect timed out at org.glassfish")
     assert (sig.kind, sig.reason) == ("dependency", "timeout")
     assert classify("request timed out after 30s").kind is None  # whose? nothing says
+    pool = "PoolTimeout: QueuePool limit of size 10 overflow 0 reached, connection timed out"
+    assert classify(pool).kind == "saturation"  # waiting for the pool, not a connect
 
 
 def test_a_rollout_that_changed_only_requests_explains_no_other_workloads_symptom() -> None:

@@ -51,7 +51,7 @@ _CONN_FAIL = re.compile(
     r"network (?:is )?unreachable|\bunreachable\b|broken pipe|all host\(s\) tried|"
     r"upstream connect error|"
     r"dial tcp|connect: |server closed the connection|could not connect|"
-    r"connect(?:ion)? timed out|connect timeout|ConnectTimeout|"
+    r"\bconnect timed out|\bconnect timeout|ConnectTimeout|"
     r"(?:service|server|upstream|backend|dependency) (?:is )?unavailable|"
     r"(?:returned|responded with|answered) (?:http |status )?5\d\d|bad gateway|"
     r"service unavailable|gateway timeout",

@@ -327,11 +327,12 @@ def _ingress_backends(objects: list[Any]) -> dict[str, list[str]]:
         if not isinstance(o, dict) or o.get("kind") != "Ingress":
             continue
         name = _meta(o).get("name")
-        spec = o.get("spec") if isinstance(o.get("spec"), dict) else {}
-        backends = [spec.get("defaultBackend") or spec.get("backend")]
+        spec: dict[str, Any] = o["spec"] if isinstance(o.get("spec"), dict) else {}
+        backends: list[Any] = [spec.get("defaultBackend") or spec.get("backend")]
         for rule in spec.get("rules") or []:
-            paths = ((rule or {}).get("http") or {}).get("paths") or []
-            backends += [(p or {}).get("backend") for p in paths]
+            http = rule.get("http") if isinstance(rule, dict) else None
+            paths = http.get("paths") if isinstance(http, dict) else None
+            backends += [p.get("backend") for p in paths or [] if isinstance(p, dict)]
         svcs: list[str] = []
         for be in backends:
             if not isinstance(be, dict):
