@@ -30,7 +30,7 @@ import math
 import re
 from bisect import bisect_left
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -282,73 +282,88 @@ class StatsBuilder:
         """Count one parsed line seen at ``t`` (``epoch``: the same as unix seconds, when the
         caller has it) from ``service``; ``idx`` names the record for ``ref_of``; ``stream``
         (:func:`stream_of`) the pod or host that wrote it, oldest lines first."""
-        self.total += 1
-        level = pl.level
-        inferred = pl.inferred
-        raw = pl.level_raw
-        if inferred or raw is None:
-            by = self.by_level
-            by["unknown"] = by.get("unknown", 0) + 1
-            if level is not None:
-                byi = self.by_level_inferred
-                byi[level] = byi.get(level, 0) + 1
-        else:
-            by = self.by_level
-            by[raw] = by.get(raw, 0) + 1
-        cid = self.miner.add(pl.message or pl.raw)
-        key = (cid, level)
-        g = self.groups.get(key)
-        if g is None:
-            g = self.groups[key] = _Group(cid, level, self.nb)
-            g.example, g.example_idx, g.kind = pl, idx, pl.kind
-            g.service = pl.service or service
-            if pl.service and service and pl.service != service:
-                g.origin = service
-        g.count += 1
-        if level == "error" or level == "fatal":
-            g.errors += 1
-        if inferred:
-            g.inferred_n += 1
-            if level is not None:
-                li = g.levels_inferred
-                li[level] = li.get(level, 0) + 1
-        else:
-            lv = g.levels
-            k = raw if raw is not None else "unknown"
-            lv[k] = lv.get(k, 0) + 1
-        b = -1
-        if t is not None:
-            if epoch is None:
-                epoch = t.timestamp()
-            if epoch < g.first:
-                g.first, g.first_dt = epoch, t
-            if epoch > g.last:
-                g.last, g.last_dt = epoch, t
-            if self.nb:
-                b = int((epoch - self.t0) / self.step)  # type: ignore[operator]
-                b = 0 if b < 0 else (self.nb - 1 if b >= self.nb else b)
-                g.timeline[b] += 1
-                lt = self.level_timeline
-                lt["total"][b] += 1
-                if level == "error" or level == "fatal":
-                    lt["error"][b] += 1
-                elif level == "warn":
-                    lt["warn"][b] += 1
-        else:
-            epoch = -1.0
-        recent = None
-        if stream is not None:
-            recent = self.recent.get(stream)
-            if recent is None and len(self.recent) < MAX_STREAMS:
-                recent = self.recent[stream] = deque(maxlen=CONTEXT_LINES)
-        if pl.duration_ms is not None:
-            self._add_latency(pl, cid, t, epoch, service, recent, b)
-        if pl.status is not None:
-            self._add_status(pl, t, b, service)
-        if pl.gauges is not None and t is not None:
-            self._add_gauges(pl, t, epoch, service)
-        if recent is not None:
-            recent.append(pl)
+        self.add_many(((pl, t, service, idx, epoch, stream),))
+
+    def add_many(
+        self,
+        rows: Iterable[
+            tuple[ParsedLine, datetime | None, str | None, Any, float | None, str | None]
+        ],
+    ) -> None:
+        """:meth:`add` for each ``(pl, t, service, idx, epoch, stream)`` of ``rows``, in
+        order: one loop over a whole scan, its lookups made once."""
+        by_level, by_level_inferred = self.by_level, self.by_level_inferred
+        miner_add, groups, nb = self.miner.add, self.groups, self.nb
+        t0, step = self.t0, self.step
+        lt = self.level_timeline
+        lt_total, lt_error, lt_warn = lt["total"], lt["error"], lt["warn"]
+        recent_of = self.recent
+        add_latency, add_status, add_gauges = self._add_latency, self._add_status, self._add_gauges
+        for pl, t, service, idx, epoch, stream in rows:
+            self.total += 1
+            level = pl.level
+            inferred = pl.inferred
+            raw = pl.level_raw
+            if inferred or raw is None:
+                by_level["unknown"] = by_level.get("unknown", 0) + 1
+                if level is not None:
+                    by_level_inferred[level] = by_level_inferred.get(level, 0) + 1
+            else:
+                by_level[raw] = by_level.get(raw, 0) + 1
+            cid = miner_add(pl.message or pl.raw)
+            key = (cid, level)
+            g = groups.get(key)
+            if g is None:
+                g = groups[key] = _Group(cid, level, nb)
+                g.example, g.example_idx, g.kind = pl, idx, pl.kind
+                g.service = pl.service or service
+                if pl.service and service and pl.service != service:
+                    g.origin = service
+            g.count += 1
+            is_error = level == "error" or level == "fatal"
+            if is_error:
+                g.errors += 1
+            if inferred:
+                g.inferred_n += 1
+                if level is not None:
+                    li = g.levels_inferred
+                    li[level] = li.get(level, 0) + 1
+            else:
+                lv = g.levels
+                k = raw if raw is not None else "unknown"
+                lv[k] = lv.get(k, 0) + 1
+            b = -1
+            if t is not None:
+                if epoch is None:
+                    epoch = t.timestamp()
+                if epoch < g.first:
+                    g.first, g.first_dt = epoch, t
+                if epoch > g.last:
+                    g.last, g.last_dt = epoch, t
+                if nb:
+                    b = int((epoch - t0) / step)  # type: ignore[operator]
+                    b = 0 if b < 0 else (nb - 1 if b >= nb else b)
+                    g.timeline[b] += 1
+                    lt_total[b] += 1
+                    if is_error:
+                        lt_error[b] += 1
+                    elif level == "warn":
+                        lt_warn[b] += 1
+            else:
+                epoch = -1.0
+            recent = None
+            if stream is not None:
+                recent = recent_of.get(stream)
+                if recent is None and len(recent_of) < MAX_STREAMS:
+                    recent = recent_of[stream] = deque(maxlen=CONTEXT_LINES)
+            if pl.duration_ms is not None:
+                add_latency(pl, cid, t, epoch, service, recent, b)
+            if pl.status is not None:
+                add_status(pl, t, b, service)
+            if pl.gauges is not None and t is not None:
+                add_gauges(pl, t, epoch, service)
+            if recent is not None:
+                recent.append(pl)
 
     def _add_gauges(self, pl: ParsedLine, t: datetime, epoch: float, service: str | None) -> None:
         svc = pl.service or service

@@ -93,6 +93,10 @@ class Redactor:
         self._rules.append((B64_TOKEN, None, None))
         for rx in self._extra:
             self._rules.append((rx, keep(1) if rx.groups else MASK, None))
+        # text -> (its clean form, None when unchanged; secrets replaced): tool results
+        # repeat the same strings (a namespace, an image, a condition) thousands of times
+        self._memo: dict[str, tuple[str | None, int]] = {}
+        self._memo_chars = 0  # characters of the remembered strings
 
     # -- text ------------------------------------------------------------------------
     def redact_text(self, text: str) -> tuple[str, int]:
@@ -102,7 +106,20 @@ class Redactor:
         """
         if not text:
             return text, 0
-        return self._scan(safe_text(text))
+        if type(text) is not str:
+            text = str.__str__(text)  # a StrEnum member: its plain text, as re.sub gives
+        hit = self._memo.get(text)
+        if hit is not None:
+            return (text if hit[0] is None else hit[0]), hit[1]
+        clean, count = self._scan(safe_text(text))
+        size = len(text)
+        if size <= _MEMO_TEXT:
+            if len(self._memo) >= _MEMO_SIZE or self._memo_chars + size > _MEMO_CHARS:
+                self._memo.clear()
+                self._memo_chars = 0
+            self._memo[text] = (None if clean == text else clean, count)
+            self._memo_chars += size
+        return clean, count
 
     def clean_text(self, text: str) -> str:
         """:meth:`redact_text` without the count."""
@@ -114,6 +131,8 @@ class Redactor:
         for rx, rule, gate in self._rules:
             if gate is not None and gate.search(low) is None:
                 continue
+            if rx.search(text) is None:
+                continue  # nothing to replace: skip building the replacement
             count = 0
             repl: Repl | str = rule if rule is not None else self._b64(depth)
 
@@ -169,6 +188,15 @@ class Redactor:
         return self.clean(model)
 
     def _walk(self, obj: Any, counter: list[int]) -> Any:
+        kind = type(obj)
+        if kind in _PLAIN:
+            return obj  # numbers, booleans, None: nothing to clean
+        if kind is str:
+            text, n = self.redact_text(obj)
+            counter[0] += n
+            return text
+        if kind is list:
+            return [self._walk(v, counter) for v in obj]
         if isinstance(obj, str):
             text, n = self.redact_text(obj)
             counter[0] += n
@@ -190,7 +218,10 @@ class Redactor:
         env_value = _env_secret(obj)
         out: dict[Any, Any] = {}
         for key, value in obj.items():
-            clean_key = safe_text(key) if isinstance(key, str) else key
+            if isinstance(key, str):
+                clean_key, marks = _key_info(key)
+            else:
+                clean_key, marks = key, _NONE
             if by_shape and isinstance(value, str) and value != MASK and looks_secret(value):
                 out[clean_key] = MASK  # any annotation / label key: judged by the value
                 counter[0] += 1
@@ -204,10 +235,20 @@ class Redactor:
             elif (
                 isinstance(value, str)
                 and value not in ("", MASK)
-                and ((env_value and key == "value") or _secret_value(key, value))
+                and (
+                    (env_value and key == "value")
+                    or marks == _SECRET
+                    or (marks == _WEAK and high_entropy(value))
+                )  # _secret_value(key, value)
             ):
                 out[clean_key] = MASK
                 counter[0] += 1
+            elif type(value) is str:
+                text, n = self.redact_text(value)
+                counter[0] += n
+                out[clean_key] = text
+            elif type(value) in _PLAIN:
+                out[clean_key] = value
             else:
                 out[clean_key] = self._walk(value, counter)
         return out
@@ -221,13 +262,45 @@ class Redactor:
         return dict(new)
 
 
+_MEMO_SIZE = 50_000  # strings remembered per redactor (emptied when full) ...
+_MEMO_CHARS = 4_000_000  # ... or when they hold this many characters
+_MEMO_TEXT = 2_000  # longer strings are scanned each time, not remembered
+_PLAIN = frozenset({int, float, bool, type(None)})
+
+# dict key -> (key without terminal control, how it marks its value): _SECRET always,
+# _WEAK when the value looks random, _NONE never
+_NONE, _WEAK, _SECRET = 0, 1, 2
+_KEYS: dict[str, tuple[str, int]] = {}
+_KEYS_SIZE = 20_000  # keys remembered (emptied when full)
+_KEY_TEXT = 200  # longer keys are judged each time
+
+
+def _key_info(key: str) -> tuple[str, int]:
+    """``_KEYS[key]``, computed once per distinct key (a ``str`` subclass, a ``StrEnum``,
+    each time: its clean form keeps its type)."""
+    exact = type(key) is str
+    info = _KEYS.get(key) if exact else None
+    if info is None:
+        if SECRET_KEY_NAME.fullmatch(key):
+            kind = _SECRET
+        elif WEAK_KEY.search(key) or HEADER_KEY.fullmatch(key):
+            kind = _WEAK
+        else:
+            kind = _NONE
+        info = (safe_text(key), kind)
+        if exact and len(key) <= _KEY_TEXT:
+            if len(_KEYS) >= _KEYS_SIZE:
+                _KEYS.clear()
+            _KEYS[key] = info
+    return info
+
+
 def _secret_value(key: Any, value: str) -> bool:
     """A string value that a dict key marks as secret (always, or when it looks random)."""
     if not isinstance(key, str):
         return False
-    if SECRET_KEY_NAME.fullmatch(key):
-        return True
-    return bool(WEAK_KEY.search(key) or HEADER_KEY.fullmatch(key)) and high_entropy(value)
+    kind = _key_info(key)[1]
+    return kind == _SECRET or (kind == _WEAK and high_entropy(value))
 
 
 def _env_secret(obj: dict[Any, Any]) -> bool:

@@ -50,16 +50,38 @@ from opsmate.tools.shaping import expand_levels, get_field, parse_terms, record_
 _CHECK_EVERY = 2048  # records between two looks at the deadline
 
 
+_UNREAD = "\0unread"  # a level not looked at yet
+
+
 class _Index:
     """What replay knows about the records beyond the loader: parses, times, services,
-    and a level column read without parsing where the record's level field decides."""
+    and a level column read without parsing where the record's level field decides.
+    Each column is built on first use; the levels one record by record (a call filtered
+    by service looks at the levels of that service's records only)."""
 
     def __init__(self, r: Replay) -> None:
-        self.epochs = [t.timestamp() for t in r.d.log_times]
+        self.times = r.d.log_times
+        self._epochs: list[float] | None = None
         self.parsed: list[ParsedLine | None] = [None] * len(r.d.logs)
         self.miner = TemplateMiner()  # shared by every log_stats call on this bundle
         self._levels: list[str | None] | None = None
+        self._levels_full = False
         self._services: list[str | None] | None = None
+        self._by_service: dict[str, list[int]] = {}
+        self._may_name: list[int] = []  # records whose line may name a service of its own
+        self._candidates: dict[str, list[int]] = {}  # service -> service_candidates
+
+    @property
+    def epochs(self) -> list[float]:
+        """Per record: its time as a POSIX timestamp."""
+        if self._epochs is None:
+            self._epochs = [t.timestamp() for t in self.times]
+        return self._epochs
+
+    def epoch(self, i: int) -> float:
+        """``epochs[i]``, without building the column for a few records."""
+        ep = self._epochs
+        return ep[i] if ep is not None else self.times[i].timestamp()
 
     def parse(self, r: Replay, i: int) -> ParsedLine:
         pl = self.parsed[i]
@@ -67,25 +89,71 @@ class _Index:
             pl = self.parsed[i] = parse_record(r.d.logs[i])
         return pl
 
-    def levels(self, r: Replay) -> list[str | None]:
-        """Per record: its parsed level, or :data:`NEEDS_PARSE` (built on first use)."""
+    def levels(self, r: Replay, *, every: bool = False) -> list[str | None]:
+        """Per record: its parsed level, :data:`NEEDS_PARSE`, or ``_UNREAD`` (see
+        :meth:`level`); ``every``: none left unread (a scan over all records)."""
         if self._levels is None:
-            parsed = self.parsed
+            self._levels = [_UNREAD] * len(r.d.logs)
+        if every and not self._levels_full:
             self._levels = [
-                record_level(rec) if pl is None else pl.level
-                for rec, pl in zip(r.d.logs, parsed, strict=True)
+                (record_level(rec) if pl is None else pl.level) if lv is _UNREAD else lv
+                for rec, pl, lv in zip(r.d.logs, self.parsed, self._levels, strict=True)
             ]
+            self._levels_full = True
         return self._levels
+
+    def level(self, r: Replay, i: int) -> str | None:
+        """The level of record ``i`` as parsing it gives (parsing only when needed)."""
+        levels = self.levels(r)
+        lv = levels[i]
+        if lv is _UNREAD:
+            pl = self.parsed[i]
+            lv = record_level(r.d.logs[i]) if pl is None else pl.level
+        if lv is NEEDS_PARSE:
+            lv = self.parse(r, i).level
+        levels[i] = lv
+        return lv
 
     def services(self, r: Replay) -> list[str | None]:
         """Per record: its ``service`` field lower-cased (``""`` when absent), or None for a
         record whose line may name a service of its own (JSON, logfmt: parse to know)."""
         if self._services is None:
-            self._services = [
-                str(rec.get("service") or "").lower() if line_names_no_service(rec) else None
-                for rec in r.d.logs
-            ]
+            column: list[str | None] = []
+            lowered: dict[str, str] = {}
+            by_service: dict[str, list[int]] = {}
+            may_name = self._may_name
+            for i, rec in enumerate(r.d.logs):
+                if not line_names_no_service(rec):
+                    column.append(None)
+                    may_name.append(i)
+                    continue
+                raw = rec.get("service")
+                if type(raw) is str:
+                    own = lowered.get(raw)
+                    if own is None:
+                        own = lowered[raw] = raw.lower()
+                else:
+                    own = str(raw or "").lower()
+                column.append(own)
+                same = by_service.get(own)
+                if same is None:
+                    by_service[own] = [i]
+                else:
+                    same.append(i)
+            self._by_service = by_service
+            self._services = column
         return self._services
+
+    def service_candidates(self, r: Replay, svc: str) -> list[int]:
+        """Ascending indices of the records that may belong to service ``svc``: its
+        ``service`` field names it and the line names none, or the line may name one."""
+        self.services(r)
+        found = self._candidates.get(svc)
+        if found is None:
+            if len(self._candidates) >= 64:
+                self._candidates.clear()
+            found = self._candidates[svc] = sorted(self._by_service.get(svc, []) + self._may_name)
+        return found
 
 
 _INDEXES: weakref.WeakKeyDictionary[Replay, _Index] = weakref.WeakKeyDictionary()
@@ -180,44 +248,53 @@ def filter_logs(
     must, must_not = parse_terms(query)
     svc = service.lower() if service else None
     lo, hi = start.timestamp(), end.timestamp()
-    epochs, logs = ix.epochs, r.d.logs
-    quick = ix.levels(r) if levels is not None else []
+    logs, times = r.d.logs, ix.times
     services = ix.services(r) if svc is not None else []
+    # records that can match: all, or (with a service) those of the service and those
+    # whose line may name one; the others fail the service test below
+    order: range | list[int] = range(len(logs)) if svc is None else ix.service_candidates(r, svc)
+    few = len(order) * 8 < len(logs)  # a few records: their own times and levels
+    epochs: list[float] | dict[int, float] = (
+        {i: times[i].timestamp() for i in order} if few else ix.epochs
+    )
+    quick = ix.levels(r, every=not few) if levels is not None else []
+    level_of = ix.level
     hits: list[int] = []
     complete = True
-    for i in range(len(logs)):
-        if deadline is not None and i % _CHECK_EVERY == 0 and i and deadline.passed():
+    for at in range(0, len(order), _CHECK_EVERY):
+        if deadline is not None and at and deadline.passed():
             complete = False
             break
-        ts = epochs[i]
-        if ts < lo or ts > hi:
-            continue
-        rec = logs[i]
-        rec_env = rec.get("environment")
-        if rec_env is not None and str(rec_env) != env:
-            continue
-        if svc is not None:
-            own = services[i]
-            if own is None:  # the line may name its service: the field, else the line's
-                if str(rec.get("service") or "").lower() != svc:
-                    inner = ix.parse(r, i).service
-                    if not inner or inner.lower() != svc:
-                        continue
-            elif own != svc:  # no service in the line: the field decides
+        for i in order[at : at + _CHECK_EVERY]:
+            ts = epochs[i]
+            if ts < lo or ts > hi:
                 continue
-        if levels is not None:
-            lv = quick[i]
-            if lv is NEEDS_PARSE:
-                lv = ix.parse(r, i).level
-            if lv not in levels:
+            rec = logs[i]
+            rec_env = rec.get("environment")
+            if rec_env is not None and str(rec_env) != env:
                 continue
-        if must or must_not:
-            text = r.texts.get(i)
-            if text is None:
-                text = r.texts[i] = _record_text(rec)
-            if any(t not in text for t in must) or any(t in text for t in must_not):
-                continue
-        hits.append(i)
+            if svc is not None:
+                own = services[i]
+                if own is None:  # the line may name its service: the field, else the line's
+                    if str(rec.get("service") or "").lower() != svc:
+                        inner = ix.parse(r, i).service
+                        if not inner or inner.lower() != svc:
+                            continue
+                elif own != svc:  # no service in the line: the field decides
+                    continue
+            if levels is not None:
+                lv = quick[i]
+                if lv is NEEDS_PARSE or lv is _UNREAD:
+                    lv = level_of(r, i)
+                if lv not in levels:
+                    continue
+            if must or must_not:
+                text = r.texts.get(i)
+                if text is None:
+                    text = r.texts[i] = _record_text(rec)
+                if any(t not in text for t in must) or any(t in text for t in must_not):
+                    continue
+            hits.append(i)
     hits.sort(key=epochs.__getitem__)  # stable: equal times stay in line order
     hits.reverse()  # newest first (equal times: the later line first)
     return hits, complete
@@ -317,19 +394,27 @@ def log_stats(r: Replay, args: s.LogStatsArgs, ctx: CallContext) -> ToolOutput:
             deadline=deadline,
         )  # fmt: skip
         hits.reverse()  # oldest first: the example is the first occurrence
-        logs, times, epochs, parsed = r.d.logs, r.d.log_times, ix.epochs, ix.parsed
-        add = builder.add
-        for n, i in enumerate(hits):
-            if n % _CHECK_EVERY == 0 and n and deadline.passed():
-                scanned_all = False
-                break
-            rec = logs[i]
-            pl = parsed[i]
-            if pl is None:
-                pl = parsed[i] = parse_record(rec)
-            svc = rec.get("service")
-            add(pl, times[i], svc if isinstance(svc, str) else None, i, epochs[i], stream_of(rec))
-            counted += 1
+        logs, times, parsed, epochs = r.d.logs, r.d.log_times, ix.parsed, ix._epochs
+
+        def rows() -> Iterator[tuple[ParsedLine, datetime, str | None, int, float, str | None]]:
+            nonlocal counted, scanned_all
+            for n, i in enumerate(hits):
+                if n % _CHECK_EVERY == 0 and n and deadline.passed():
+                    scanned_all = False
+                    return
+                rec = logs[i]
+                pl = parsed[i]
+                if pl is None:
+                    pl = parsed[i] = parse_record(rec)
+                svc = rec.get("service")
+                t = times[i]
+                yield (
+                    pl, t, svc if isinstance(svc, str) else None, i,
+                    epochs[i] if epochs is not None else t.timestamp(), stream_of(rec),
+                )  # fmt: skip
+                counted += 1
+
+        builder.add_many(rows())
     stats = builder.result()
     if not scanned_all:
         _stopped(stats, counted, len(r.d.logs))
