@@ -222,6 +222,9 @@ class Transcript(VerticalScroll):
     def add_welcome(self, content: Content, *, wrap: bool = False) -> None:
         """Show ``content`` first (replacing the previous welcome); ``wrap``: long lines wrap
         (what to do when nothing is open), else they end in … (saved-session lines)."""
+        if not self.is_attached:  # asked for before the transcript is up, or as it goes
+            self.call_later(self.add_welcome, content, wrap=wrap)
+            return
         self.query(".welcome").remove()
         classes = "welcome -wrap" if wrap else "welcome"
         self.mount(Static(content, classes=classes), before=0 if self.children else None)
