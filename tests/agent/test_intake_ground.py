@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from opsmate.agent.intake.ground import Inventory, ground
 from opsmate.agent.intake.names import detect_namespace, detect_subject
+from opsmate.agent.intake.subject import Subject
 
 INV = Inventory.of(
     ["shop-3", "app-108", "boutique", "kube-system", "default"],
@@ -62,3 +63,16 @@ def test_an_application_name_that_is_no_object_leaves_the_namespace_as_subject()
     assert g.subject.namespace == "shop-3"
     assert g.subject.names == []
     assert g.unresolved == ["train-ticket"]
+
+
+def test_an_ingress_subject_stands_for_its_services_and_the_app_namespace_is_no_service() -> None:
+    inv = Inventory.of(["shop"], ["shop-web", "web-svc", "web"], routes={"shop-web": ["web-svc"]})
+    g = ground(
+        "ingress shop-web in namespace shop answers 500",
+        Subject(names=["shop-web"], kind="Ingress", namespace="shop"),
+        inv,
+        ["shop-web", "shop"],
+    )
+    assert g.subject.names == ["web-svc"] and g.subject.kind == "Service"
+    assert g.services == []  # the Ingress and the application's namespace name are no services
+    assert any("routes to Service web-svc" in n for n in g.notes)

@@ -28,10 +28,20 @@ class Inventory:
 
     namespaces: set[str] = field(default_factory=set)
     names: set[str] = field(default_factory=set)
+    routes: dict[str, list[str]] = field(default_factory=dict)  # Ingress -> its Services
 
     @classmethod
-    def of(cls, namespaces: Iterable[str], names: Iterable[str]) -> Inventory:
-        return cls({n.lower() for n in namespaces if n}, {n.lower() for n in names if n})
+    def of(
+        cls,
+        namespaces: Iterable[str],
+        names: Iterable[str],
+        routes: dict[str, list[str]] | None = None,
+    ) -> Inventory:
+        return cls(
+            {n.lower() for n in namespaces if n},
+            {n.lower() for n in names if n},
+            {k.lower(): list(v) for k, v in (routes or {}).items()},
+        )
 
     def has_object(self, name: str) -> bool:
         """Whether an object, a service or a workload's pods go by ``name``."""
@@ -44,15 +54,34 @@ class Grounding:
     subject: Subject
     notes: list[str] = field(default_factory=list)
     unresolved: list[str] = field(default_factory=list)  # names that matched nothing
+    services: list[str] = field(default_factory=list)  # the focus services, grounded
 
 
-def ground(question: str, subject: Subject, inventory: Inventory) -> Grounding:
-    """``subject`` with its namespace and names checked against ``inventory`` (see module doc)."""
+def ground(
+    question: str, subject: Subject, inventory: Inventory, services: Sequence[str] = ()
+) -> Grounding:
+    """``subject`` and the focus ``services`` with their namespace and names checked against
+    ``inventory`` (see module doc)."""
     out = subject.model_copy(deep=True)
     notes: list[str] = []
     unresolved: list[str] = []
+    focus = list(services)
     if inventory.namespaces:
         _ground_namespace(question, out, inventory, notes, unresolved)
+    routed = [n for n in out.names if n.lower() in inventory.routes]
+    if routed:
+        # an Ingress named as the subject ("ingress shop-web is answering 500"): what it
+        # routes to is what serves the errors
+        backends = [s for n in routed for s in inventory.routes[n.lower()]]
+        out.names = list(dict.fromkeys([*(n for n in out.names if n not in routed), *backends]))
+        out.names = out.names[:4]
+        out.kind = "Service" if out.kind == "Ingress" else out.kind
+        focus = [s for s in focus if s not in routed]
+        notes.append("Ingress " + ", ".join(routed) + " routes to Service " + ", ".join(backends))
+    ns = (out.namespace or "").lower()
+    if ns and inventory.names and ns not in inventory.names:
+        # "the TeaStore shop" in namespace teastore: the application, not a service of it
+        focus = [s for s in focus if s.lower() != ns]
     if inventory.names and out.names:
         known = [n for n in out.names if inventory.has_object(n)]
         unknown = [n for n in out.names if not inventory.has_object(n)]
@@ -73,7 +102,7 @@ def ground(question: str, subject: Subject, inventory: Inventory) -> Grounding:
                 "the investigation covers "
                 + (f"the namespace {out.namespace}" if out.namespace else "every namespace")
             )
-    return Grounding(out, notes, unresolved)
+    return Grounding(out, notes, unresolved, focus)
 
 
 def _ground_namespace(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from opsmate.agent.observe.depgraph import replicaset_workload
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.facts import FactKind as K
 
@@ -19,11 +20,7 @@ _SCALED_DOWN = re.compile(r"Scaled down replica set (\S+)")
 def _replicaset_of(pod: str) -> str | None:
     """``web-5d9f8c7b6-x2x9z`` -> ``web-5d9f8c7b6`` (a Deployment's pod naming)."""
     rs, _, suffix = pod.rpartition("-")
-    return rs if rs and suffix and "-" in rs else None
-
-
-def _deployment_of(replicaset: str) -> str:
-    return replicaset.rpartition("-")[0]
+    return rs if rs and suffix and replicaset_workload(rs) != rs else None
 
 
 def passed_after_start(fact: Fact, facts: list[Fact]) -> bool:
@@ -34,7 +31,7 @@ def passed_after_start(fact: Fact, facts: list[Fact]) -> bool:
     rs = _replicaset_of(fact.subject.name)
     if rs is None:
         return False
-    deployment = _deployment_of(rs)
+    deployment = replicaset_workload(rs)
     last = fact.last_time or fact.time
     for f in facts:
         if f.reason != "ScalingReplicaSet" or f.time is None:
@@ -43,6 +40,6 @@ def passed_after_start(fact: Fact, facts: list[Fact]) -> bool:
             continue
         for text in (f.message, f.quote, f.statement):
             m = _SCALED_DOWN.search(text or "")
-            if m and m.group(1) != rs and _deployment_of(m.group(1)) == deployment:
+            if m and m.group(1) != rs and replicaset_workload(m.group(1)) == deployment:
                 return True
     return False

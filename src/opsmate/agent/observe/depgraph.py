@@ -185,16 +185,29 @@ class DependencyGraph:
         return [e.to_json() for e in self.edges]
 
 
-def workload_of(pod: Pod) -> str:
-    """The workload a pod belongs to: its owner with a ReplicaSet's hash cut off, else its
-    ``app`` label, else its name without the generated suffix."""
+def replicaset_workload(name: str) -> str:
+    """``web-5d9f8c7b6`` -> ``web``: a ReplicaSet's name without its pod-template hash."""
+    return _HASH.sub("", name)
+
+
+def owner_workload(pod: Pod) -> str | None:
+    """The workload that owns ``pod`` (a ReplicaSet's hash cut off), or None."""
     owner = pod.owner or ""
     if "/" in owner:
         kind, name = owner.split("/", 1)
         if kind == "ReplicaSet":
-            return _HASH.sub("", name).lower()
+            return replicaset_workload(name).lower()
         if kind in ("StatefulSet", "DaemonSet", "Job", "Deployment", "CronJob"):
             return name.lower()
+    return None
+
+
+def workload_of(pod: Pod) -> str:
+    """The workload a pod belongs to: its owner with a ReplicaSet's hash cut off, else its
+    ``app`` label, else its name without the generated suffix."""
+    owned = owner_workload(pod)
+    if owned:
+        return owned
     for key in ("app.kubernetes.io/name", "app", "k8s-app", "name"):
         if pod.labels.get(key):
             return pod.labels[key].lower()

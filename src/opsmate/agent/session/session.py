@@ -428,34 +428,17 @@ def list_sessions() -> list[dict[str, Any]]:
 
 
 def _ground_intake(q: str, intake: Any, src: Sources, env_cfg: Any) -> None:
-    """Check the subject's namespace and names against what exists (agent/intake_ground)."""
+    """Check the subject's namespace and names against what exists (agent/intake/ground.py)."""
     from opsmate.agent.intake.ground import Inventory, ground
 
     namespaces = list(src.known_namespaces)
     if not namespaces and env_cfg is not None and env_cfg.kubernetes is not None:
         namespaces = list(env_cfg.kubernetes.namespaces)
     names = [*src.known_objects, *src.known_services] if src.known_objects else []
-    g = ground(q, intake.subject, Inventory.of(namespaces, names))
+    services = list(intake.constraints.services)
+    inventory = Inventory.of(namespaces, names, routes=src.ingress_backends)
+    g = ground(q, intake.subject, inventory, services)
     intake.subject = g.subject
     intake.notes.extend(g.notes)
-    routed = [n for n in intake.subject.names if n.lower() in src.ingress_backends]
-    if routed:
-        # an Ingress named as the subject ("ingress shop-web is answering 500"): what it
-        # routes to is what serves the errors
-        backends = [s for n in routed for s in src.ingress_backends[n.lower()]]
-        keep = [n for n in intake.subject.names if n not in routed]
-        intake.subject.names = list(dict.fromkeys([*keep, *backends]))[:4]
-        if intake.subject.kind == "Ingress":
-            intake.subject.kind = "Service"
-        focus = [s for s in intake.constraints.services if s not in routed]
-        intake.constraints = intake.constraints.model_copy(update={"services": focus})
-        intake.notes.append(
-            "Ingress " + ", ".join(routed) + " routes to Service " + ", ".join(backends)
-        )
-    ns = (g.subject.namespace or "").lower()
-    services = intake.constraints.services
-    if ns and any(s.lower() == ns for s in services) and ns not in {n.lower() for n in names}:
-        # "the TeaStore shop" in namespace teastore: the application, not a service of it
-        intake.constraints = intake.constraints.model_copy(
-            update={"services": [s for s in services if s.lower() != ns]}
-        )
+    if g.services != services:
+        intake.constraints = intake.constraints.model_copy(update={"services": g.services})

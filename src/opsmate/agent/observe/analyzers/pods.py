@@ -10,12 +10,12 @@ Pods of one workload with the same finding are one fact that names them all.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from opsmate.agent.observe.context import ObserveContext
+from opsmate.agent.observe.depgraph import owner_workload
 from opsmate.agent.observe.facts import Fact, FactKind, ObjRef
 from opsmate.agent.observe.k8s_messages import read_message
 from opsmate.agent.observe.registry import for_tools
@@ -32,21 +32,16 @@ _CONFIG_REASONS = {"CreateContainerConfigError", "CreateContainerError", "RunCon
 def app_of(pod: Pod) -> str:
     """The workload a pod belongs to: its ``app``-style label, its owner, or its name stem."""
     owner = pod.owner_ref()
-    stem = None
-    if owner and owner.name:
-        stem = (workload_of(owner.name) if owner.kind == "ReplicaSet" else owner.name) or owner.name
-    workload = owner.name if owner and owner.name else None
-    if workload and owner is not None and owner.kind == "ReplicaSet":
-        base, _, tail = workload.rpartition("-")
-        workload = base if base and re.fullmatch(r"[a-z0-9]{5,10}", tail) else workload
+    owned = owner_workload(pod)
     for key in ("app", "app.kubernetes.io/name", "k8s-app", "job-name", "component"):
         label = pod.labels.get(key)
         if label:
-            if workload and workload.startswith(label + "-"):
-                return workload  # "app: teastore" on teastore-webui: the application's label
+            if owned and owned.startswith(label.lower() + "-"):
+                return owned  # "app: teastore" on teastore-webui: the application's label
             return label
-    if stem:
-        return stem
+    if owner and owner.name:
+        stem = workload_of(owner.name) if owner.kind == "ReplicaSet" else owner.name
+        return stem or owner.name
     return workload_of(pod.name) or str(pod.name)
 
 
