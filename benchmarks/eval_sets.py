@@ -37,13 +37,15 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 PEER = ROOT.parent / "shared" / "peer-dev" / "bundles"
+# sets kept back for a measurement: run only when named (`eval_sets.py blind7`)
+HELD = {"blind7"}
 MODELS = ROOT.parent / "shared" / "models" / "all-MiniLM-L6-v2" / "onnx"
 
 
 def set_dirs() -> dict[str, list[Path]]:
     sets: dict[str, list[Path]] = {}
     for d in sorted((ROOT / "evals").iterdir()):
-        if d.is_dir():
+        if d.is_dir() and d.name not in HELD:
             sets[d.name] = sorted(p.parent for p in d.glob("*/expected.yaml"))
     demo = ROOT / "src" / "opsmate" / "data" / "demo"
     sets["scenarios"] = sets.get("scenarios", []) + sorted(
@@ -97,9 +99,10 @@ def score(report: dict[str, Any] | None, expected: dict[str, Any]) -> dict[str, 
     }
 
 
-def _run_one(path_s: str) -> dict[str, Any]:
+def _run_one(job: tuple[str, str | None]) -> dict[str, Any]:
     from opsmate.agent.session.session import Session
 
+    path_s, reports = job
     path = Path(path_s)
     expected = yaml.safe_load((path / "expected.yaml").read_text()) or {}
     t0 = time.perf_counter()
@@ -119,6 +122,10 @@ def _run_one(path_s: str) -> dict[str, Any]:
                 closer()
     except Exception as exc:  # one broken case must not stop the run
         error = f"{type(exc).__name__}: {exc}"
+    if reports and report is not None:
+        dest = Path(reports) / f"{path.parent.name}--{path.name}.json"
+        report.get("budget", {}).pop("seconds", None)
+        dest.write_text(json.dumps(report, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
     out = score(report, expected)
     out.update(case=path.name, seconds=round(time.perf_counter() - t0, 2), error=error)
     if error:
@@ -162,8 +169,12 @@ def main() -> int:
     ap.add_argument("--fails", action="store_true", help="list every failing case")
     ap.add_argument("--out", help="write the rows and summaries as JSON")
     ap.add_argument("--compare", help="a previous --out file: print cases whose result changed")
+    ap.add_argument("--reports", help="write every report (JSON, without timings) into this folder")
     a = ap.parse_args()
     all_sets = set_dirs()
+    for name in HELD:
+        if name in a.sets and (ROOT / "evals" / name).is_dir():
+            all_sets[name] = sorted(p.parent for p in (ROOT / "evals" / name).glob("*/expected.yaml"))
     chosen: dict[str, list[Path]] = {}
     for name in a.sets or list(all_sets):
         key = Path(name).name if name not in all_sets else name
@@ -178,7 +189,10 @@ def main() -> int:
     jobs = [(s, p) for s, paths in chosen.items() for p in paths]
     t0 = time.time()
     with ProcessPoolExecutor(max_workers=max(1, a.jobs)) as pool:
-        results = list(pool.map(_run_one, [str(p) for _, p in jobs], chunksize=1))
+        if a.reports:
+            Path(a.reports).mkdir(parents=True, exist_ok=True)
+        work = [(str(p), a.reports) for _, p in jobs]
+        results = list(pool.map(_run_one, work, chunksize=1))
     by_set: dict[str, list[dict[str, Any]]] = {}
     for (s, _), r in zip(jobs, results, strict=True):
         r["set"] = s

@@ -9,9 +9,10 @@ import walk
 from markdown_it import MarkdownIt
 
 from opsmate.agent.judge.causality import Role, role
+from opsmate.agent.kinds import base
 from opsmate.agent.observe.facts import FactKind
 from opsmate.agent.report.model import Report, ReportFact, render_markdown
-from opsmate.agent.report.next_steps import GENERIC, STEPS
+from opsmate.agent.report.next_steps import GENERIC
 
 
 def _demo(repo_root: Path) -> dict:
@@ -45,9 +46,8 @@ def test_every_cause_kind_has_a_check_and_a_mitigation() -> None:
     causes = [k for k in FactKind if role(k) == Role.CAUSE] + [FactKind.CHANGE]
     assert causes
     for kind in causes:
-        row = STEPS.get(kind)
-        assert row is not None, f"no next steps for {kind}"
-        assert row.check and row.mitigation
+        card = base(kind)
+        assert card.check and card.mitigation, f"no next steps for {kind}"
     assert GENERIC.check and GENERIC.mitigation
 
 

@@ -28,7 +28,8 @@ from opsmate.agent.judge import chains, links, transients, walk
 from opsmate.agent.judge.candidates import Candidate, build, order_symptoms, same_thread
 from opsmate.agent.judge.causality import Role, role
 from opsmate.agent.judge.saturation import derive_saturation
-from opsmate.agent.judge.statements import SYMPTOM_PHRASE, root_statement
+from opsmate.agent.judge.statements import root_statement
+from opsmate.agent.kinds import card_for
 from opsmate.agent.observe import depgraph
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.facts import FactKind as K
@@ -88,13 +89,13 @@ def analyse(
     rel = {
         f.key: links.relation(f, subject, graph, deps, services, aliases, reach, dg) for f in facts
     }
-    symptoms = [f for f in facts if role(f.kind) == Role.SYMPTOM]
+    symptoms = [f for f in facts if role(f) == Role.SYMPTOM]
     mine = order_symptoms(
         [s for s in symptoms if rel[s.key] in (links.SUBJECT, links.SCOPE)], reported
     )
     linked = order_symptoms([s for s in symptoms if rel[s.key] == links.LINKED], None)
     cands = build(
-        [f for f in facts if role(f.kind) == Role.CAUSE],
+        [f for f in facts if role(f) == Role.CAUSE],
         [f for f in facts if f.kind == K.CHANGE],
         rel,
         mine,
@@ -192,7 +193,7 @@ def _impact(root: Candidate, facts: list[Fact], rel: dict[str, str], names: set[
         if id(f) not in shown
         and rel[f.key] in (links.LINKED, links.IMPACT)
         and f.severity in ("error", "warning")
-        and role(f.kind) in (Role.CAUSE, Role.SYMPTOM)
+        and role(f) in (Role.CAUSE, Role.SYMPTOM)
         and links.mentions(f, names)
         and (t0 is None or f.time is None or f.time >= t0 - timedelta(minutes=5))
     ]
@@ -231,13 +232,6 @@ def _supported(c: Candidate, onset: datetime | None = None) -> bool:
     if c.change is not None and _independent([c.change]) - own:
         return True
     return len(own) >= 2
-
-
-# the states that show a component's own failure, the most telling first
-_SHOWS = [
-    K.OOM_KILLED, K.CRASH_LOOP, K.CONTAINER_EXIT, K.EVICTED, K.POD_PENDING, K.NOT_READY,
-    K.SATURATION, K.RBAC_DENIED, K.CONFIG_ERROR,
-]  # fmt: skip
 
 
 def _hypotheses(
@@ -307,10 +301,10 @@ def _hypotheses(
             for f in facts
             if f is not root.lead
             and (f.severity == "error" or f.kind in (K.CRASH_LOOP, K.OOM_KILLED))
-            and f.kind in _SHOWS
+            and card_for(f).shows_rank is not None
             and same_thread(f, root.lead)
         ]
-        same.sort(key=lambda f: _SHOWS.index(f.kind))
+        same.sort(key=lambda f: card_for(f).shows_rank or 0)
         trigger = [root.change] if root.change is not None and root.change is not root.lead else []
         for f in [*root.support[:2], *same[:3], *trigger]:
             if f is root.lead:
@@ -362,7 +356,7 @@ def _missing(state: TaskState, cands: list[Candidate], mine: list[Fact]) -> str:
         )
     if not cands and mine:
         s = mine[0]
-        what = SYMPTOM_PHRASE.get(s.kind, "shows a problem")
+        what = card_for(s).phrase or "shows a problem"
         who = s.subject.label() if s.subject else (s.service or "it")
         return (
             f"{who} {what}, but nothing read says why "

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from opsmate.agent.judge import links
-from opsmate.agent.judge.causality import CONCLUSIVE, SPECIFICITY, SYMPTOM_ORDER, can_explain
+from opsmate.agent.judge.causality import can_explain, conclusive, specificity, symptom_rank
 from opsmate.agent.judge.runbook_match import DocMatcher
+from opsmate.agent.kinds import card_for
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.facts import FactKind as K
 from opsmate.agent.runbooks.library import RunbookDoc
@@ -126,10 +127,9 @@ def config_behind(change: Fact, changes: list[Fact]) -> Fact:
 
 
 def order_symptoms(symptoms: list[Fact], reported: K | None) -> list[Fact]:
-    """The reported kind first, then the order of :data:`SYMPTOM_ORDER`, errors first."""
-    order = {k: i for i, k in enumerate(SYMPTOM_ORDER)}
+    """The reported kind first, then the cards' symptom order, errors first."""
     return sorted(
-        symptoms, key=lambda s: (s.kind != reported, order.get(s.kind, 99), s.severity != "error")
+        symptoms, key=lambda s: (s.kind != reported, symptom_rank(s), s.severity != "error")
     )
 
 
@@ -140,7 +140,7 @@ def explained_by(
     the same thread. A bare metric shift is taken only when nothing else is explained."""
     for pool in (mine, linked):
         for s in pool:
-            if not can_explain(c.kind, s.kind) or s.kind == K.METRIC_SHIFT:
+            if not can_explain(c, s) or s.kind == K.METRIC_SHIFT:
                 continue  # a bare metric shift is context, not what the user sees
             near = same_thread(c, s)
             if pool is mine:
@@ -166,23 +166,19 @@ def build(
     matcher = DocMatcher([d for _, d in docs])
     out: list[Candidate] = []
     for c in causes:
-        conclusive = c.kind in CONCLUSIVE or c.conclusive
-        if c.kind == K.PROBE_FAILURE and c.count < 3:
-            conclusive = False  # a probe fails a pod only after failureThreshold (3) in a row
-        cand = Candidate(lead=c, relation=rel[c.key], conclusive=conclusive)
+        sure = conclusive(c)
+        if c.count < card_for(c).at_least:
+            sure = False  # a probe fails a pod only after failureThreshold (3) in a row
+        cand = Candidate(lead=c, relation=rel[c.key], conclusive=sure)
         cand.explains = explained_by(c, cand.relation, mine, linked, reported)
         cand.explains_subject = cand.explains is not None and cand.explains in mine
-        score = SPECIFICITY.get(c.kind, 1.0) * links.WEIGHT[cand.relation]
+        score = specificity(c) * links.WEIGHT[cand.relation]
         score *= timing(c.time, onset) * SEVERITY_WEIGHT.get(c.severity, 0.5)
         if c.count > 1:
             score *= 1 + min(0.5, math.log10(c.count) / 4)
         if cand.explains is not None:
             score *= 1.4 if cand.explains in mine else 1.2
-        elif (
-            reported is not None
-            and can_explain(c.kind, reported)
-            and cand.relation == links.SUBJECT
-        ):
+        elif reported is not None and can_explain(c, reported) and cand.relation == links.SUBJECT:
             score *= 1.15
         if c.background:
             score *= 0.4

@@ -19,21 +19,28 @@ from datetime import datetime, timedelta
 from opsmate.agent.judge import links
 from opsmate.agent.judge.candidates import Candidate, same_thread
 from opsmate.agent.judge.causality import deeper
+from opsmate.agent.kinds import Trait, card_for
 from opsmate.agent.observe.depgraph import DependencyGraph, fact_component
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.facts import FactKind as K
 from opsmate.agent.observe.graph import ObjectGraph
 
 _UNREACHABLE = re.compile(r"node\.kubernetes\.io/(?:unreachable|not-ready)", re.I)
-CASCADE = {K.LOG_ERROR, K.DEPENDENCY_FAILURE, K.CONFIG_ERROR, K.SATURATION}
-_REACHING = {K.DEPENDENCY_FAILURE, K.LOG_ERROR, K.PROBE_FAILURE, K.LAST_WORDS}
+
+
+def _cascade(f: Fact) -> bool:
+    """An error of a cascade: the first of several that began together is the domino."""
+    return card_for(f).has(Trait.CASCADE)
+
+
+def _reaching(f: Fact) -> bool:
+    """A failure that names what it failed on (a link towards the dependency)."""
+    return card_for(f).has(Trait.REACHING)
 
 
 def first_domino(cands: list[Candidate]) -> None:
     """Among the subject's errors that began within minutes of each other, prefer the first."""
-    group = [
-        c for c in cands if c.lead.kind in CASCADE and c.lead.time and c.relation == links.SUBJECT
-    ]
+    group = [c for c in cands if _cascade(c.lead) and c.lead.time and c.relation == links.SUBJECT]
     if len(group) < 2:
         return
     group.sort(key=lambda c: c.lead.time or datetime.max)
@@ -101,7 +108,7 @@ def superseded(cands: list[Candidate], graph: ObjectGraph) -> None:
 def sole_error(cands: list[Candidate]) -> None:
     """Mark the only error of the subject when nothing else about it competes."""
     mine = [c for c in cands if c.relation == links.SUBJECT]
-    errs = [c for c in mine if c.lead.kind in CASCADE and c.lead.severity == "error"]
+    errs = [c for c in mine if _cascade(c.lead) and c.lead.severity == "error"]
     if len(errs) == 1 and len(mine) == 1:
         errs[0].sole = True
 
@@ -119,7 +126,7 @@ def same_words(cands: list[Candidate]) -> None:
         said = " ".join(str(x) for x in w.lead.detail.get("key_lines") or [w.lead.message or ""])
         said = _core(said)
         for o in cands:
-            if o is w or o.lead.kind == K.LAST_WORDS or o.lead.kind not in CASCADE:
+            if o is w or o.lead.kind == K.LAST_WORDS or not _cascade(o.lead):
                 continue
             core = _core(o.lead.quote or o.lead.message)
             if len(core) < 12 or core[:60] not in said or not same_thread(o.lead, w.lead):
@@ -146,11 +153,11 @@ def _is_deeper(
     shallow: Candidate, deep: Candidate, graph: ObjectGraph, dg: DependencyGraph | None = None
 ) -> bool:
     a, b = shallow.lead, deep.lead
-    if deeper(a.kind, b.kind) and same_thread(a, b):
+    if deeper(a, b) and same_thread(a, b):
         return True
     if (
         dg is not None
-        and a.kind in _REACHING
+        and _reaching(a)
         and b.kind != K.CHANGE
         and deep.relation in (links.LINKED, links.SUBJECT, links.SCOPE)
     ):
@@ -166,7 +173,7 @@ def _is_deeper(
         ):
             return True
     if (
-        deeper(a.kind, b.kind)
+        deeper(a, b)
         and b.subject is not None
         and b.subject.kind == "Node"
         and _runs_on(a, b.subject.name, graph)
@@ -178,11 +185,7 @@ def _is_deeper(
         and _UNREACHABLE.search(a.message or a.statement)
     ):
         return True  # the scheduler avoids a node that is down: that node is the reason
-    if (
-        a.kind in _REACHING
-        and deep.relation in (links.LINKED, links.SUBJECT)
-        and b.kind != K.CHANGE
-    ):
+    if _reaching(a) and deep.relation in (links.LINKED, links.SUBJECT) and b.kind != K.CHANGE:
         # the subject's failing call to a dependency, and a cause on that dependency
         own = {a.subject.name.lower()} if a.subject is not None else set()
         own |= {a.service.lower()} if a.service else set()

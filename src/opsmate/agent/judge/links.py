@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 
 from opsmate.agent.intake.subject import Subject
+from opsmate.agent.kinds import Role, Trait, card_for
 from opsmate.agent.observe.depgraph import DependencyGraph, fact_component
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.graph import ObjectGraph
@@ -172,8 +173,12 @@ def subject_reach(
     return out
 
 
-_CALLER_SIDE = {"log_error", "dependency_failure", "error_rate", "latency"}
-_DOWN = {"crash_loop", "container_exit", "not_ready", "pod_pending"}
+def _caller_side(f: Fact) -> bool:
+    return card_for(f).has(Trait.CALLER_SIDE)
+
+
+def _down(f: Fact) -> bool:
+    return card_for(f).has(Trait.DOWN)
 
 
 def timing_suspects(
@@ -194,14 +199,14 @@ def timing_suspects(
         and f.severity == "error"
         and f.time is not None
     ]
-    if not mine or any(f.kind.value not in _CALLER_SIDE for f in mine):
+    if not mine or any(not _caller_side(f) for f in mine):
         return set()  # the subject has its own failure, or none at all
     start = min(f.time for f in mine if f.time is not None)
     own = {c for f in mine if (c := fact_component(dg, f)) is not None}
     own |= {n.lower() for n in subject.names}
     down: set[str] = set()
     for f in facts:
-        if f.kind.value not in _DOWN and f.reason != "ScaledToZero":
+        if not _down(f) and f.reason != "ScaledToZero":
             continue
         if f.severity != "error" or not subject.in_namespace(_ns(f)):
             continue
@@ -221,9 +226,9 @@ def inferred_edges(facts: list[Fact], dg: DependencyGraph) -> list[tuple[str, st
     Nothing when many components are down or a caller has a failure of its own."""
     by: dict[str, list[Fact]] = {}
     for f in facts:
-        shifted = f.kind.value in ("error_rate", "latency") and bool(f.detail.get("query"))
+        shifted = card_for(f).has(Trait.SHIFT) and bool(f.detail.get("query"))
         state = f.reason in ROUTING  # a condition that holds now, with no start time
-        backoff = f.kind.value in _DOWN and f.severity == "warning"  # BackOff events, timed
+        backoff = _down(f) and f.severity == "warning"  # BackOff events, timed
         if (f.severity != "error" and not shifted and not backoff) or (
             f.time is None and not state
         ):
@@ -233,7 +238,7 @@ def inferred_edges(facts: list[Fact], dg: DependencyGraph) -> list[tuple[str, st
             by.setdefault(comp, []).append(f)
     down_at: dict[str, datetime] = {}
     for comp, fs in by.items():
-        downs = [f for f in fs if f.kind.value in _DOWN or f.reason in ROUTING]
+        downs = [f for f in fs if _down(f) or f.reason in ROUTING]
         if downs:
             times = [f.time for f in downs if f.time is not None]
             down_at[comp] = min(times) if times else datetime.min.replace(tzinfo=UTC)
@@ -244,7 +249,7 @@ def inferred_edges(facts: list[Fact], dg: DependencyGraph) -> list[tuple[str, st
         return []
     out: list[tuple[str, str]] = []
     for comp, fs in by.items():
-        if comp in down_at or any(f.kind.value not in _CALLER_SIDE for f in fs):
+        if comp in down_at or any(not _caller_side(f) for f in fs):
             continue
         starts = [f.time for f in fs if f.time is not None]
         if not starts:
@@ -263,10 +268,10 @@ def own_failure(facts: list[Fact], subject: Subject, focus_services: list[str]) 
     if subject.empty() and not focus_services:
         return False
     for f in facts:
-        if f.severity != "error" or f.kind.value in _CALLER_SIDE or f.kind.value in _DOWN:
+        if f.severity != "error" or _caller_side(f) or _down(f):
             continue
-        if f.kind.value in ("change", "no_change", "observation", "alert", "metric_shift"):
-            continue
+        if card_for(f).role != Role.CAUSE:
+            continue  # a symptom, a change or context: not a failure of its own
         if f.focus or any(subject.matches(n) for n in f.names()):
             return True
     return False

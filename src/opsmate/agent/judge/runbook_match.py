@@ -14,42 +14,16 @@ from __future__ import annotations
 import math
 import re
 
+from opsmate.agent.kinds import base, card_for
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.facts import FactKind as K
 from opsmate.agent.runbooks.library import RunbookDoc
 from opsmate.agent.signals import match_terms
 
-TOPICS: dict[K, tuple[str, ...]] = {
-    K.CRASH_LOOP: ("crashloop", "crash loop", "crash-loop", "crashlooping", "restart", "backoff"),
-    K.CONTAINER_EXIT: ("crashloop", "crash", "restart", "exit", "terminat"),
-    K.LAST_WORDS: ("crashloop", "crash", "restart", "exit", "startup", "fails to start"),
-    K.OOM_KILLED: ("oom", "out of memory", "memory"),
-    K.IMAGE_PULL: ("image", "pull", "registry"),
-    K.SCHEDULING: ("pending", "schedul", "affinity", "taint", "toleration", "nodeselector"),
-    K.POD_PENDING: ("pending", "schedul"),
-    K.MISSING_REFERENCE: (
-        "secret",
-        "configmap",
-        "config map",
-        "volume",
-        "mount",
-        "claim",
-        "storage",
-    ),
-    K.QUOTA_REFUSAL: ("quota", "limitrange", "limit range", "overcommit"),
-    K.PROBE_FAILURE: ("probe", "readiness", "liveness", "health"),
-    K.NODE_PROBLEM: ("node", "kubelet", "disk", "pressure", "notready"),
-    K.EVICTED: ("evict", "pressure", "disk", "memory"),
-    K.JOB_FAILED: ("job", "cronjob", "backoff"),
-    K.SATURATION: ("pool", "exhaust", "saturat", "throttl", "limit", "maxclient", "capacity"),
-    K.DEPENDENCY_FAILURE: ("dns", "resolv", "connect", "timeout", "upstream", "unreachable"),
-    K.RBAC_DENIED: ("rbac", "permission", "forbidden", "serviceaccount", "role"),
-    K.NETWORK_POLICY: ("networkpolicy", "network policy", "network"),
-    K.SELECTOR_MISMATCH: ("endpoint", "selector", "service"),
-    K.NOT_READY: ("ready", "unavailable", "replicas", "mismatch"),
-    K.LATENCY: ("latency", "slow", "throttl"),
-    K.ERROR_RATE: ("error", "5xx", "errors"),
-}
+
+def topics(f: Fact) -> tuple[str, ...]:
+    """The words a runbook's title, tags or alerts use for the fact's failure mode."""
+    return card_for(f).topics or base(f.kind).topics
 
 
 _WORD = re.compile(r"[a-z0-9_]+")
@@ -100,7 +74,7 @@ class DocMatcher:
         head = self.head.get(doc.source, "")
         if f.kind == K.ALERT and f.quote in doc.meta.alerts:
             return True
-        if any(w in head for w in TOPICS.get(f.kind, ())):
+        if any(w in head for w in topics(f)):
             return True
         if f.reason and len(f.reason) >= 5 and f.reason.lower() in head:
             return True
@@ -139,7 +113,7 @@ class DocMatcher:
             raw += w
             df = sum(1 for x in self.text.values() if t in x)
             strength += w * math.log(1 + self.n / max(df, 1)) * (2.0 if t in head else 1.0)
-        topic = any(w in head for w in TOPICS.get(f.kind, ()))
+        topic = any(w in head for w in topics(f))
         if topic:
             strength += 2.0
             raw += 1.5

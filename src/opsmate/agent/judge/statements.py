@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from opsmate.agent.judge.candidates import same_thread
+from opsmate.agent.kinds import Role, base, card_for
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.facts import FactKind as K
 from opsmate.agent.observe.text import clip
@@ -27,18 +28,15 @@ from opsmate.agent.observe.text import clip
 if TYPE_CHECKING:
     from opsmate.agent.judge.candidates import Candidate
 
-SYMPTOM_PHRASE: dict[K, str] = {
-    K.CRASH_LOOP: "is crash-looping",
-    K.CONTAINER_EXIT: "keeps exiting",
-    K.POD_PENDING: "is stuck in Pending",
-    K.NOT_READY: "is not ready",
-    K.EVICTED: "was evicted",
-    K.JOB_FAILED: "failed",
-    K.ERROR_RATE: "returns errors",
-    K.LATENCY: "is slow",
-    K.ALERT: "is alerting",
-    K.METRIC_SHIFT: "changed behaviour",
-}
+
+def symptom_phrase(kind: K | None) -> str | None:
+    """How a symptom kind is said of its subject (``is crash-looping``), from its card."""
+    if kind is None:
+        return None
+    card = base(kind)
+    return card.phrase if card.role == Role.SYMPTOM and card.phrase else None
+
+
 MAX_WORDS = 50  # the whole root-cause statement
 TRIGGER_WORDS = 18  # the trigger sentence at most
 THEN_WORDS = 8  # the verbatim error that followed the cause
@@ -149,12 +147,12 @@ def root_statement(
         trigger = trigger.rstrip() + "."
         add([change])
     if lead.kind == K.CHANGE and head is not None:
-        opening = f"{who} {SYMPTOM_PHRASE.get(head.kind, 'has a problem')} since"
+        opening = f"{who} {symptom_phrase(head.kind) or 'has a problem'} since"
         cause = change_phrase(lead)
-    elif kind is not None and kind in SYMPTOM_PHRASE:
+    elif (phrase := symptom_phrase(kind)) is not None:
         reason = head.reason if head is not None and head.reason else None
         said = f" ({reason})" if reason and reason.lower() not in _cause_text(lead).lower() else ""
-        opening = f"{who} {SYMPTOM_PHRASE[kind]}{said} because"  # the verbatim reason
+        opening = f"{who} {phrase}{said} because"  # the verbatim reason
         cause = _cause_text(lead)
     else:
         opening = ""
@@ -240,27 +238,7 @@ def _link(f: Fact) -> str:
     return f"{who} — {text}" if who else f"— {text}"
 
 
-CAUSE_NOUN: dict[K, str] = {
-    K.OOM_KILLED: "out-of-memory kills",
-    K.LAST_WORDS: "a fatal error at start-up",
-    K.IMAGE_PULL: "an image that cannot be pulled",
-    K.SCHEDULING: "pods that cannot be scheduled",
-    K.MISSING_REFERENCE: "a missing referenced object",
-    K.PROBE_FAILURE: "failing health probes",
-    K.QUOTA_REFUSAL: "a quota refusal",
-    K.DEPENDENCY_FAILURE: "a failing dependency",
-    K.CONFIG_ERROR: "a configuration error",
-    K.SELECTOR_MISMATCH: "a selector that matches no pod",
-    K.NETWORK_POLICY: "a NetworkPolicy that denies traffic",
-    K.RBAC_DENIED: "a missing RBAC permission",
-    K.MISCONFIGURATION: "a misconfiguration",
-    K.SATURATION: "resource exhaustion",
-    K.NODE_PROBLEM: "a node problem",
-    K.LOG_ERROR: "an application error",
-    K.CHANGE: "a change",
-}
-
-
-def cause_noun(kind: K) -> str:
-    """A short noun phrase for a kind of cause (``resource exhaustion``)."""
-    return CAUSE_NOUN.get(kind, "a failure")
+def cause_noun(f: Fact) -> str:
+    """A short noun phrase for a fact's failure mode (``resource exhaustion``)."""
+    card = card_for(f)
+    return card.phrase if card.role in (Role.CAUSE, Role.CHANGE) and card.phrase else "a failure"

@@ -26,18 +26,17 @@ from datetime import datetime, timedelta
 from opsmate.agent.judge import links
 from opsmate.agent.judge.candidates import Candidate, change_for
 from opsmate.agent.judge.causality import Role, role
+from opsmate.agent.kinds import Trait, card_for
 from opsmate.agent.observe.depgraph import DepEdge, DependencyGraph, fact_component
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.facts import FactKind as K
 
-# symptoms that show a component itself is down or failing (a dependency's own state)
-_DOWN = {K.CRASH_LOOP, K.CONTAINER_EXIT, K.NOT_READY, K.POD_PENDING, K.EVICTED}
-_SHIFT = {K.ERROR_RATE, K.LATENCY}
-_SKIP = {K.CHANGE, K.NO_CHANGE, K.OBSERVATION, K.MODEL_NOTE, K.LOG_WARNING, K.ALERT}
-# how often a sign must repeat before it marks a component abnormal
-_AT_LEAST = {K.PROBE_FAILURE: 3, K.LOG_ERROR: 2}
-# caller-side signs: how a failure reached the component above
-_CALLER_SIDE = {K.DEPENDENCY_FAILURE, K.LOG_ERROR, K.ERROR_RATE, K.LATENCY}
+
+def _is(f: Fact, trait: Trait) -> bool:
+    """Whether fact ``f``'s card has ``trait`` (DOWN: the component itself is down; SHIFT: a
+    request series moved; QUIET: never abnormal by itself; CALLER_SIDE: how a failure
+    reached the component above)."""
+    return card_for(f).has(trait)
 
 
 @dataclass
@@ -67,15 +66,15 @@ def abnormal_components(
         if _new_warnings(f):
             pass  # a warning that began with the trouble and repeats: a sign all the same
         elif (
-            f.kind in _SKIP
+            _is(f, Trait.QUIET)
             or f.severity == "info"
             or f.background
-            or role(f.kind) not in (Role.SYMPTOM, Role.CAUSE)
+            or role(f) not in (Role.SYMPTOM, Role.CAUSE)
         ):
             continue
-        elif f.severity != "error" and not (f.kind in _SHIFT and f.detail.get("query")):
+        elif f.severity != "error" and not (_is(f, Trait.SHIFT) and f.detail.get("query")):
             continue  # a warning is abnormal only as a shifted request series
-        if f.count < _AT_LEAST.get(f.kind, 1):
+        if f.count < card_for(f).at_least:
             continue  # one readiness blip, one logged error: not a component that is down
         if cutoff is not None and f.time is not None and (f.last_time or f.time) < cutoff:
             continue
@@ -181,8 +180,8 @@ def _new_warnings(f: Fact) -> bool:
 
 
 def _best_symptom(fs: list[Fact]) -> Fact | None:
-    down = [f for f in fs if f.kind in _DOWN]
-    shifts = [f for f in fs if f.kind in _SHIFT]
+    down = [f for f in fs if _is(f, Trait.DOWN)]
+    shifts = [f for f in fs if _is(f, Trait.SHIFT)]
     pool = down or shifts or [f for f in fs if _new_warnings(f)]
     if not pool:
         return None
@@ -203,7 +202,7 @@ def apply(
     upstream = {e.src for e in w.path}
     on_root = [c for c in cands if fact_component(dg, c.lead) == w.root]
     added: Candidate | None = None
-    if not any(c.lead.kind not in _SHIFT and role(c.lead.kind) == Role.CAUSE for c in on_root):
+    if not any(not _is(c.lead, Trait.SHIFT) and role(c.lead) == Role.CAUSE for c in on_root):
         lead = _best_symptom(w.abnormal.get(w.root, []))
         if lead is not None and all(c.lead is not lead for c in cands):
             top = max((c.score for c in cands), default=1.0)
@@ -222,7 +221,7 @@ def apply(
             c.score = round(c.score * 1.6, 3)
             if c.relation in links.NOT_A_CAUSE:
                 c.relation = links.LINKED  # the data shows the subject depends on it
-        elif c.lead.kind in _CALLER_SIDE and (
+        elif _is(c.lead, Trait.CALLER_SIDE) and (
             comp in upstream or any(dg.resolve(n) == w.root for n in links.named_in(c.lead))
         ):  # a caller on the path, or any caller whose error names the root: its symptom
             c.score = round(c.score * 0.6, 3)
@@ -235,7 +234,7 @@ def chain_facts(w: Walk) -> list[Fact]:
     out: list[Fact] = []
     for e in w.path:
         fs = w.abnormal.get(e.src, [])
-        naming = [f for f in fs if f.kind in _CALLER_SIDE]
+        naming = [f for f in fs if _is(f, Trait.CALLER_SIDE)]
         if naming:
             out.append(max(naming, key=lambda f: (f.kind == K.DEPENDENCY_FAILURE, f.count)))
     return out

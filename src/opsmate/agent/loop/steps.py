@@ -75,7 +75,7 @@ class Steps:
             hits = hits_from(found.hits if found else [])
             self.rb.add_docs(hits, base_priority=45, max_new=1)
         self._react(result, new)
-        if any(role(f.kind) in (Role.CAUSE, Role.CHANGE) for f in new):
+        if any(role(f) in (Role.CAUSE, Role.CHANGE) for f in new):
             self.rb.plan_matching_doc()
         line = (
             summarize(result).splitlines()[0]

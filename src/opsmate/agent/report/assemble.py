@@ -327,7 +327,7 @@ def _summary(
     if an.root is not None and an.root_statement:
         lead = an.root.lead
         where = lead.subject.label() if lead.subject is not None else (lead.service or "")
-        head = f"Root cause ({an.confidence:.0%} confidence): {cause_noun(lead.kind)}"
+        head = f"Root cause ({an.confidence:.0%} confidence): {cause_noun(lead)}"
         head += f" in {where}" if where and lead.kind.value != "change" else ""
         if an.root.change is not None and an.root.change is not lead:
             head += ", triggered by a change"

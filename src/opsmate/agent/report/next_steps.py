@@ -1,11 +1,11 @@
 """Next steps for a confirmed cause: the read-only check that would confirm it further and
 the mitigation a person decides on (``kind: mitigation``, ``requires_human: true``).
 
-They come from the cause model — :data:`STEPS`, a table keyed by the cause's
-:class:`~opsmate.agent.observe.facts.FactKind` — and from the runbook about the cause
-when one matched (its own commands, cited by its R id). A report with a root cause never
-has an empty list: every cause kind has a row, and an unknown kind falls back to
-:data:`GENERIC`. Nothing here runs anything: these are suggestions for a person.
+They come from the failure-mode card of the cause (:mod:`opsmate.agent.kinds`: its
+``check`` and ``mitigation``) and from the runbook about the cause when one matched (its
+own commands, cited by its R id). A report with a root cause never has an empty list:
+every cause card has both, and a card without them falls back to :data:`GENERIC`.
+Nothing here runs anything: these are suggestions for a person.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from opsmate.agent.kinds import card_for
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.facts import FactKind as K
 from opsmate.agent.observe.text import workload_of
@@ -33,94 +34,19 @@ class StepRow:
     mitigation: str
 
 
-STEPS: dict[K, StepRow] = {
-    K.OOM_KILLED: StepRow(
-        "compare memory use with the limit: `kubectl -n {ns} top pod` and "
-        "`kubectl -n {ns} get {obj} -o jsonpath='{{.spec.containers[*].resources}}'`",
-        "raise the memory limit of {workload} or fix what grows (a person decides; "
-        "the change goes through the usual release)",
-    ),
-    K.LAST_WORDS: StepRow(
-        "read the container's last lines before it exited: "
-        "`kubectl -n {ns} logs {obj} --previous --tail=50`",
-        "fix the configuration or code the message names, then roll out {workload} again",
-    ),
-    K.CONFIG_ERROR: StepRow(
-        "compare the configuration the pods started with against the last good revision: "
-        "`kubectl -n {ns} rollout history deployment/{workload} --revision=N`",
-        "restore the previous value (or roll back: `kubectl -n {ns} rollout undo "
-        "deployment/{workload}`)",
-    ),
-    K.IMAGE_PULL: StepRow(
-        "check the image reference and the registry's answer: "
-        "`kubectl -n {ns} describe {obj}` (Events)",
-        "correct the image tag or the pull secret of {workload}, or roll back",
-    ),
-    K.SCHEDULING: StepRow(
-        "see why the scheduler cannot place it: `kubectl -n {ns} describe {obj}` and "
-        "`kubectl describe nodes | grep -A5 Allocated`",
-        "free or add capacity, or correct the requests / tolerations / affinity of {workload}",
-    ),
-    K.MISSING_REFERENCE: StepRow(
-        "confirm the referenced object is missing: `kubectl -n {ns} get {target}`",
-        "create the missing {target} (or correct the reference in {workload})",
-    ),
-    K.PROBE_FAILURE: StepRow(
-        "see the probe and its failures: `kubectl -n {ns} describe {obj}` (Liveness / "
-        "Readiness, Events)",
-        "correct the probe (path, port, timeout) of {workload} or what makes it slow",
-    ),
-    K.QUOTA_REFUSAL: StepRow(
-        "compare usage with the quota: `kubectl -n {ns} describe resourcequota`",
-        "raise the quota or lower the requests of {workload} (a person decides)",
-    ),
-    K.DEPENDENCY_FAILURE: StepRow(
-        "check the dependency the errors name: `kubectl -n {ns} get pods,svc,endpoints` "
-        "and its own logs",
-        "restore {target} (or fail over); then watch the error rate of {workload}",
-    ),
-    K.SELECTOR_MISMATCH: StepRow(
-        "compare the selector with the pods' labels: `kubectl -n {ns} get endpoints` and "
-        "`kubectl -n {ns} get pods --show-labels`",
-        "correct the selector or the labels so they match",
-    ),
-    K.NETWORK_POLICY: StepRow(
-        "list the policies that select the pods: `kubectl -n {ns} get networkpolicy -o yaml`",
-        "allow the traffic in the NetworkPolicy (a reviewed change), or revert the policy",
-    ),
-    K.RBAC_DENIED: StepRow(
-        "confirm the permission: `kubectl auth can-i --as=system:serviceaccount:{ns}:NAME "
-        "VERB RESOURCE -n {ns}`",
-        "grant the missing permission with a Role/RoleBinding (a reviewed change)",
-    ),
-    K.MISCONFIGURATION: StepRow(
-        "inspect the object the finding names: `kubectl -n {ns} get {obj} -o yaml`",
-        "correct the setting on {workload} (a reviewed change)",
-    ),
-    K.SATURATION: StepRow(
-        "compare use with capacity over the window (in use pinned at the maximum means "
-        "exhausted; a capacity that changed points at a release)",
-        "restore the previous capacity or roll back {workload}; scale only within what the "
-        "backend can take",
-    ),
-    K.NODE_PROBLEM: StepRow(
-        "check the node's conditions: `kubectl describe node {target}`",
-        "cordon and drain the node, then fix or replace it (a person decides)",
-    ),
-    K.LOG_ERROR: StepRow(
-        "read the error in context: the log lines around its first occurrence for {workload}",
-        "fix what the error names, or roll back {workload} if it began with a release",
-    ),
-    K.CHANGE: StepRow(
-        "compare the revision with the previous one: "
-        "`kubectl -n {ns} rollout history deployment/{workload}`",
-        "roll back: `kubectl -n {ns} rollout undo deployment/{workload}` (or fix forward)",
-    ),
-}
 GENERIC = StepRow(
     "re-read the cited evidence for {workload} over a wider window to confirm the cause",
     "decide on a fix for {workload} with its owners; nothing was changed by opsmate",
 )
+
+
+def steps_for(f: Fact) -> StepRow:
+    """The check and the mitigation of the fact's failure-mode card (:data:`GENERIC` when
+    its card has none)."""
+    card = card_for(f)
+    if card.check and card.mitigation:
+        return StepRow(card.check, card.mitigation)
+    return GENERIC
 
 
 def _values(lead: Fact, change: Fact | None) -> dict[str, str]:
@@ -147,7 +73,7 @@ def from_cause(root: Candidate) -> list[ReportNextStep]:
     """The check and the mitigation for the root cause's kind (and its trigger)."""
     lead = root.lead
     values = _values(lead, root.change)
-    row = STEPS.get(lead.kind, GENERIC)
+    row = steps_for(lead)
     ev = [e for e in lead.evidence if e.startswith("E")] or list(lead.evidence)
     out = [
         ReportNextStep(
@@ -165,7 +91,7 @@ def from_cause(root: Candidate) -> list[ReportNextStep]:
         cv = [e for e in change.evidence if e.startswith("E")] or list(change.evidence)
         out.append(
             ReportNextStep(
-                action=STEPS[K.CHANGE].mitigation.format(**_values(change, change)),
+                action=steps_for(change).mitigation.format(**_values(change, change)),
                 kind="mitigation",
                 requires_human=True,
                 evidence=cv,

@@ -187,7 +187,7 @@ class RunbookPlanning:
         strong = [
             f
             for f in self.state.facts
-            if role(f.kind) in (Role.CAUSE, Role.CHANGE) or f.kind == "metric_shift"
+            if role(f) in (Role.CAUSE, Role.CHANGE) or f.kind == "metric_shift"
         ]
         best: tuple[float, RunbookDoc] | None = None
         for _, doc, app in docs:

@@ -1,0 +1,20 @@
+"""Failure modes as data: one card per way things break (see :mod:`.card`), the catalog
+(:mod:`.catalog`) and the lookups every phase uses (:mod:`.registry`)."""
+
+from opsmate.agent.kinds.card import Card, Read, Role, Trait, read
+from opsmate.agent.kinds.registry import base, by_id, card_for, cards, finer, kinds_with, role
+
+__all__ = [
+    "Card",
+    "Read",
+    "Role",
+    "Trait",
+    "base",
+    "by_id",
+    "card_for",
+    "cards",
+    "finer",
+    "kinds_with",
+    "read",
+    "role",
+]

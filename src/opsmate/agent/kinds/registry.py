@@ -1,0 +1,89 @@
+"""The catalog of cards, and which card a fact is.
+
+``card_for(fact)`` is the failure mode of a fact: the first finer card of its kind whose
+reasons / words select it (cards are tried in catalog order, most specific first), else
+the kind's base card. ``base(kind)`` is the base card; ``by_id`` one card;
+``candidates(question)`` the cards whose symptom words the question uses.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from opsmate.agent.kinds.card import Card, Role, Trait
+from opsmate.agent.observe.facts import Fact, FactKind
+
+
+@lru_cache(maxsize=1)
+def cards() -> tuple[Card, ...]:
+    """Every card: the base card of each kind first, then the finer failure modes."""
+    from opsmate.agent.kinds.catalog import CARDS
+
+    ids = [c.id for c in CARDS]
+    dup = {i for i in ids if ids.count(i) > 1}
+    if dup:
+        raise ValueError(f"failure-mode cards with the same id: {sorted(dup)}")
+    return CARDS
+
+
+@lru_cache(maxsize=1)
+def _index() -> tuple[dict[FactKind, Card], dict[FactKind, tuple[Card, ...]], dict[str, Card]]:
+    bases: dict[FactKind, Card] = {}
+    finer: dict[FactKind, list[Card]] = {}
+    ids: dict[str, Card] = {}
+    for c in cards():
+        ids[c.id] = c
+        if c.base:
+            bases.setdefault(c.fact, c)
+        else:
+            finer.setdefault(c.fact, []).append(c)
+    return bases, {k: tuple(v) for k, v in finer.items()}, ids
+
+
+def base(kind: FactKind) -> Card:
+    """The base card of a kind (every kind has one: a test proves it)."""
+    return _index()[0][kind]
+
+
+def by_id(card_id: str) -> Card:
+    return _index()[2][card_id]
+
+
+def finer(kind: FactKind) -> tuple[Card, ...]:
+    """The failure modes of a kind finer than its base card, in catalog order."""
+    return _index()[1].get(kind, ())
+
+
+@lru_cache(maxsize=8192)
+def _lookup(kind: FactKind, reason: str, quote: str, message: str) -> Card:
+    probe = Fact(
+        key="", statement="", kind=kind, reason=reason or None, quote=quote, message=message
+    )
+    for c in finer(kind):
+        if c.selects(probe):
+            return c
+    return base(kind)
+
+
+def card_for(f: Fact) -> Card:
+    """The failure mode of fact ``f``."""
+    return _lookup(f.kind, f.reason or "", f.quote or "", f.message or "")
+
+
+def role(f: Fact | FactKind) -> Role:
+    """The role of a fact (its card's) or of a kind (its base card's)."""
+    return card_for(f).role if isinstance(f, Fact) else base(f).role
+
+
+def kinds_with(trait: Trait) -> frozenset[FactKind]:
+    """The kinds whose base card has ``trait``."""
+    return frozenset(c.fact for c in cards() if c.base and trait in c.traits)
+
+
+def candidates(question: str) -> list[Card]:
+    """Cause cards whose symptom words (``asks``) the question uses, base cards last."""
+    out = [
+        c for c in cards() if c.asks and c.role == Role.CAUSE and re.search(c.asks, question, re.I)
+    ]
+    return sorted(out, key=lambda c: c.base)
