@@ -45,8 +45,12 @@ GV = {
     "PodDisruptionBudget": "policy/v1",
     "ValidatingWebhookConfiguration": "admissionregistration.k8s.io/v1",
     "MutatingWebhookConfiguration": "admissionregistration.k8s.io/v1",
+    "Gateway": "gateway.networking.k8s.io/v1",
+    "GatewayClass": "gateway.networking.k8s.io/v1",
+    "HTTPRoute": "gateway.networking.k8s.io/v1",
 }
 CLUSTER = {
+    "GatewayClass",
     "Node",
     "Namespace",
     "PersistentVolume",
@@ -390,6 +394,29 @@ def shop_objects() -> list[dict[str, Any]]:
             ],
         ),
         obj("MutatingWebhookConfiguration", "cart-inject", webhooks=[]),
+        obj(
+            "GatewayClass",
+            "envoy",
+            spec={"controllerName": "gateway.envoyproxy.io/gatewayclass-controller"},
+            status={"conditions": [{"type": "Accepted", "status": "True", "reason": "Accepted"}]},
+        ),
+        obj(
+            "Gateway",
+            "shop-gw",
+            spec={
+                "gatewayClassName": "envoy",
+                "listeners": [{"name": "http", "port": 80, "protocol": "HTTP"}],
+            },
+            status={"conditions": [{"type": "Programmed", "status": "True"}]},
+        ),
+        obj(
+            "HTTPRoute",
+            "cart-route",
+            spec={
+                "parentRefs": [{"name": "shop-gw"}],
+                "rules": [{"backendRefs": [{"name": "cart", "port": 8080}]}],
+            },
+        ),
     ]
 
 

@@ -93,6 +93,10 @@ RESOURCES: dict[str, tuple[str, str, bool]] = {
         "admissionregistration.k8s.io/v1",
         False,
     ),
+    # Gateway API CRDs installed (custom resources: served as plain JSON)
+    "gateways": ("Gateway", "gateway.networking.k8s.io/v1", True),
+    "gatewayclasses": ("GatewayClass", "gateway.networking.k8s.io/v1", False),
+    "httproutes": ("HTTPRoute", "gateway.networking.k8s.io/v1", True),
 }
 KINDS = {r: k for r, (k, _, _) in RESOURCES.items()}
 GROUP = {r: gv for r, (_, gv, _) in RESOURCES.items()}

@@ -18,6 +18,7 @@ from pydantic import Field
 
 from opsmate.records.base import Record
 from opsmate.records.k8s import Condition, Node, Pod
+from opsmate.records.k8s_gateway import Gateway, GatewayClass, HTTPRoute
 from opsmate.records.k8s_meta import (
     K8sObject,
     LabelSelector,
@@ -67,6 +68,7 @@ class Service(K8sObject):
     ports: Annotated[list[ServicePort], items(ServicePort)] = Field(default_factory=list)
     cluster_ip: Text = None
     external_name: Text = None
+    lb_addresses: StrList = Field(default_factory=list)  # status.loadBalancer.ingress
 
 
 class EndpointAddress(Record):
@@ -100,6 +102,7 @@ class Ingress(K8sObject):
     rules: Annotated[list[IngressBackend], items(IngressBackend)] = Field(default_factory=list)
     default_backend: Annotated[IngressBackend | None, lenient(_none)] = None
     tls_hosts: StrList = Field(default_factory=list)
+    tls_secrets: StrList = Field(default_factory=list)  # spec.tls[].secretName
     addresses: StrList = Field(default_factory=list)  # status.loadBalancer.ingress
 
     def services(self) -> list[str]:
@@ -230,6 +233,9 @@ __all__ = [
     "CronJob",
     "EndpointAddress",
     "Endpoints",
+    "Gateway",
+    "GatewayClass",
+    "HTTPRoute",
     "HorizontalPodAutoscaler",
     "Ingress",
     "IngressBackend",
@@ -297,6 +303,9 @@ RECORD_TYPES: dict[str, type[Record]] = {
     "ReplicaSet": Workload,
     "ValidatingWebhookConfiguration": WebhookConfiguration,
     "MutatingWebhookConfiguration": WebhookConfiguration,
+    "GatewayClass": GatewayClass,
+    "Gateway": Gateway,
+    "HTTPRoute": HTTPRoute,
 }
 """The record model of each kind ``list_objects`` / ``get_object`` return."""
 

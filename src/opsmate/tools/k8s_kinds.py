@@ -26,13 +26,22 @@ class KindInfo:
     metadata_only: bool = False
 
     @property
+    def custom(self) -> bool:
+        """A custom resource, read through ``CustomObjectsApi`` by group, version, plural."""
+        return self.api == "CustomObjectsApi"
+
+    @property
     def api_version(self) -> str:
         return f"{self.group}/{self.version}" if self.group else self.version
 
     def list_method(self) -> str:
+        if self.custom:
+            return f"list_{'namespaced' if self.namespaced else 'cluster'}_{self.stem}"
         return f"list_namespaced_{self.stem}" if self.namespaced else f"list_{self.stem}"
 
     def read_method(self) -> str:
+        if self.custom:
+            return f"get_{'namespaced' if self.namespaced else 'cluster'}_{self.stem}"
         return f"read_namespaced_{self.stem}" if self.namespaced else f"read_{self.stem}"
 
 
@@ -52,6 +61,7 @@ def _k(
 
 CORE, APPS, BATCH = "CoreV1Api", "AppsV1Api", "BatchV1Api"
 NET, RBAC = "NetworkingV1Api", "RbacAuthorizationV1Api"
+CUSTOM, GW = "CustomObjectsApi", "gateway.networking.k8s.io"
 
 KIND_TABLE: tuple[KindInfo, ...] = (
     _k("Pod", "", "v1", "pods", True, CORE, "pod", "po"),
@@ -172,6 +182,10 @@ KIND_TABLE: tuple[KindInfo, ...] = (
         "AdmissionregistrationV1Api",
         "mutating_webhook_configuration",
     ),
+    # Gateway API (custom resources, read through CustomObjectsApi)
+    _k("Gateway", GW, "v1", "gateways", True, CUSTOM, "custom_object", "gtw"),
+    _k("GatewayClass", GW, "v1", "gatewayclasses", False, CUSTOM, "custom_object", "gc"),
+    _k("HTTPRoute", GW, "v1", "httproutes", True, CUSTOM, "custom_object", "httproute"),
 )
 
 KINDS: dict[str, KindInfo] = {k.kind: k for k in KIND_TABLE}

@@ -73,8 +73,8 @@ def read(tool: str, why: str = "", **args: str) -> Read:
 
 @dataclass(frozen=True)
 class Card:
-    """One failure mode (see the module doc). ``reasons`` / ``words`` select it among the
-    facts of ``fact``; a card with neither is the kind's base card."""
+    """One failure mode (see the module doc). ``reasons`` or ``words`` select it among the
+    facts of ``fact`` (either suffices); a card with neither is the kind's base card."""
 
     id: str
     title: str
@@ -101,11 +101,14 @@ class Card:
     rules_out: str = ""  # what rules it out (docs, the report's candidates ruled out)
     catalog: tuple[str, ...] = ()  # the public catalogs that list it
     needs_deeper: bool = False  # a cause that is itself an effect: never `complete` alone
+    example: tuple[str, str] = ("", "")  # (reason, text) of a fact it selects (tests, docs)
     _re: re.Pattern[str] | None = field(default=None, repr=False, compare=False)
+    _lower: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.words:
             object.__setattr__(self, "_re", re.compile(self.words, re.I))
+        object.__setattr__(self, "_lower", frozenset(r.lower() for r in self.reasons))
 
     @property
     def base(self) -> bool:
@@ -116,16 +119,11 @@ class Card:
         """Whether this (finer) card is the failure mode of fact ``f``."""
         if f.kind != self.fact:
             return False
-        if self.reasons and (f.reason or "").lower() not in self._reasons():
-            return False
+        if self.reasons and (f.reason or "").lower() in self._lower:
+            return True
         if self._re is not None:
-            text = f"{f.reason or ''} {f.quote or ''} {f.message or ''}"
-            if not self._re.search(text):
-                return False
-        return True
-
-    def _reasons(self) -> frozenset[str]:
-        return frozenset(r.lower() for r in self.reasons)
+            return bool(self._re.search(f"{f.reason or ''} {f.quote or ''} {f.message or ''}"))
+        return False
 
     def has(self, trait: Trait) -> bool:
         return trait in self.traits

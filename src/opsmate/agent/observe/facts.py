@@ -43,6 +43,7 @@ class FactKind(StrEnum):
     MISSING_REFERENCE = "missing_reference"  # a referenced object or key does not exist
     PROBE_FAILURE = "probe_failure"  # a liveness / readiness / startup probe fails
     QUOTA_REFUSAL = "quota_refusal"  # a ResourceQuota or LimitRange refused a pod
+    ADMISSION_DENIED = "admission_denied"  # an admission webhook / policy refused an object
     DEPENDENCY_FAILURE = "dependency_failure"  # DNS / connection failure to a named dependency
     CONFIG_ERROR = "config_error"  # the application reports a configuration error
     SELECTOR_MISMATCH = "selector_mismatch"  # a selector matches no (ready) pod

@@ -15,18 +15,9 @@ from typing import Any
 
 from opsmate.records.base import Record
 from opsmate.records.k8s import Event, Node, Pod, Rollout
+from opsmate.tools.k8s_kinds import KIND_TABLE
 
-CLUSTER_SCOPED = {
-    "Node",
-    "PersistentVolume",
-    "StorageClass",
-    "IngressClass",
-    "ClusterRole",
-    "ClusterRoleBinding",
-    "Namespace",
-    "ValidatingWebhookConfiguration",
-    "MutatingWebhookConfiguration",
-}
+CLUSTER_SCOPED = frozenset(k.kind for k in KIND_TABLE if not k.namespaced)
 
 
 @dataclass

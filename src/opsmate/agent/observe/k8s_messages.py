@@ -75,6 +75,12 @@ _PDB_NAME = re.compile(r"disruption budget ([\w.-]+) needs", re.I)
 _BACKOFF_LIMIT = re.compile(r"backoff limit|BackoffLimitExceeded|DeadlineExceeded", re.I)
 _VOLUME = re.compile(r"volume \"([^\"]+)\"", re.I)
 _SA_LOOKUP = re.compile(r"error looking up service account\s+([\w.-]+)/([\w.-]+)", re.I)
+_ADMISSION = re.compile(
+    r"admission webhook \"([^\"]+)\" denied the request|violates PodSecurity \"([^\"]+)\""
+    r"|ValidatingAdmissionPolicy '([^']+)'[^:]* denied request"
+    r"|unable to validate against any security context constraint",
+    re.I,
+)
 _FORBIDDEN_RBAC = re.compile(
     r"User \"([^\"]+)\" cannot (\w+) resource \"([^\"]+)\"(?: in API group \"([^\"]*)\")?"
     r"(?: in the namespace \"([^\"]+)\")?",
@@ -163,6 +169,12 @@ def read_message(reason: str | None, message: str | None, namespace: str | None)
         return Reading(
             K.QUOTA_REFUSAL,
             detail={"limit_range": True, "resources": [lr.group(1)], "allowed": lr.group(3)},
+        )
+    if ad := _ADMISSION.search(m):
+        policy = next((g for g in ad.groups() if g), None)
+        return Reading(
+            K.ADMISSION_DENIED,
+            detail={"policy": policy, "admission": m[ad.start() : ad.start() + 400]},
         )
     if rb := _FORBIDDEN_RBAC.search(m):
         return Reading(

@@ -65,6 +65,10 @@ _TOOL_ORDER = (
 )
 
 
+# replay reads a local bundle: nothing can hang, but a busy laptop can be slow (150k log
+# records under load); the diagnosis's own deadline still bounds the whole run
+REPLAY_TIMEOUT_S = 60.0
+
 class Bundle:
     """A loaded, validated incident bundle and its replayed tools."""
 
@@ -144,7 +148,7 @@ class Bundle:
                     description=f"{DESCRIPTIONS[name]} (replayed from incident bundle)",
                     args_model=model,
                     run=runs[name],
-                    timeout_s=10.0,
+                    timeout_s=REPLAY_TIMEOUT_S,
                 )
             )
         if retriever is not None:

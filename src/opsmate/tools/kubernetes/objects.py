@@ -69,7 +69,22 @@ def _check_selector(selector: str | None) -> None:
 
 def _method(ss: _Session, info: KindInfo, which: str) -> Any:
     api = ss.cl.api_of(info.api)
+    if info.custom:
+        return _custom(api, info, which)
     return getattr(api, info.list_method() if which == "list" else info.read_method())
+
+
+def _custom(api: Any, info: KindInfo, which: str) -> Any:
+    """A custom resource's list / get with the call shape of the typed APIs: ``(namespace,
+    **kw)`` / ``(**kw)`` to list, ``(name, namespace, **kw)`` / ``(name, **kw)`` to get."""
+    g, v, plural = info.group, info.version, info.resource
+    if which == "list":
+        if info.namespaced:
+            return lambda ns, **kw: api.list_namespaced_custom_object(g, v, ns, plural, **kw)
+        return lambda **kw: api.list_cluster_custom_object(g, v, plural, **kw)
+    if info.namespaced:
+        return lambda name, ns, **kw: api.get_namespaced_custom_object(g, v, ns, plural, name, **kw)
+    return lambda name, **kw: api.get_cluster_custom_object(g, v, plural, name, **kw)
 
 
 def _headers(info: KindInfo, many: bool) -> dict[str, Any]:

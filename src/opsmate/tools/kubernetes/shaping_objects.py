@@ -33,6 +33,7 @@ from opsmate.tools.kubernetes.shaping_common import (
     text,
     time_text,
 )
+from opsmate.tools.kubernetes.shaping_gateway import GATEWAY_SHAPERS
 from opsmate.tools.kubernetes.shaping_pod import build_pod
 from opsmate.tools.kubernetes.shaping_workloads import WORKLOAD_SHAPERS
 
@@ -62,6 +63,11 @@ def _service(obj: Any, tz: tzinfo | None) -> dict[str, Any]:
         ],
         "cluster_ip": text(get(spec, "clusterIP")),
         "external_name": text(get(spec, "externalName")),
+        "lb_addresses": [
+            str(get(a, "ip") or get(a, "hostname"))
+            for a in as_list(get(obj, "status", "loadBalancer", "ingress"))
+            if get(a, "ip") or get(a, "hostname")
+        ],
     }
 
 
@@ -157,6 +163,9 @@ def _ingress(obj: Any, tz: tzinfo | None) -> dict[str, Any]:
         "rules": rules,
         "default_backend": _backend(default) if isinstance(default, Mapping) else None,
         "tls_hosts": [str(h) for t in as_list(get(spec, "tls")) for h in as_list(get(t, "hosts"))],
+        "tls_secrets": [
+            s for t in as_list(get(spec, "tls")) if (s := text(get(t, "secretName")))
+        ],
         "addresses": [
             str(get(a, "ip") or get(a, "hostname"))
             for a in lb
@@ -429,6 +438,7 @@ SHAPERS: dict[str, Shaper] = {
     "RoleBinding": _role_binding,
     "ClusterRoleBinding": _role_binding,
     **WORKLOAD_SHAPERS,
+    **GATEWAY_SHAPERS,
 }
 
 

@@ -12,6 +12,9 @@ piece of evidence. Changes explain what began right after them.
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Any
+
 from opsmate.agent.kinds.card import Card, Role, Trait, read
 from opsmate.agent.observe.facts import FactKind as K
 
@@ -294,6 +297,30 @@ BASE: tuple[Card, ...] = (
         catalog=("k8sgpt:ReplicaSet", "ITBench"),
     ),
     Card(
+        "admission-denied",
+        "An admission webhook or policy refuses the object",
+        K.ADMISSION_DENIED,
+        C,
+        explains=frozenset({K.POD_PENDING, K.NOT_READY, K.JOB_FAILED, K.ALERT}),
+        conclusive=True,
+        specificity=3.0,
+        phrase="an admission policy that denies the pods",
+        check="read the policy the message names: `kubectl get "
+        "validatingwebhookconfigurations,mutatingwebhookconfigurations` and the policy object "
+        "(Kyverno ClusterPolicy, Gatekeeper constraint, the namespace's PodSecurity labels)",
+        mitigation="change {workload} to satisfy the policy, or get a reviewed exception",
+        topics=("admission", "webhook", "policy", "podsecurity", "kyverno", "gatekeeper"),
+        asks=r"admission|webhook|policy|denied|forbidden",
+        reads=(
+            read("list_objects", "admission webhooks", kind="ValidatingWebhookConfiguration"),
+            read("list_objects", "mutating webhooks", kind="MutatingWebhookConfiguration"),
+        ),
+        evidence="FailedCreate events on the ReplicaSet / Job / StatefulSet quoting the denial",
+        confirms="the admission controller's own denial naming the policy",
+        rules_out="pods of the current revision were created",
+        catalog=("k8sgpt:ValidatingWebhook", "ITBench:admission", "SREGym:admission"),
+    ),
+    Card(
         "dependency-failure",
         "Calls to a named dependency fail",
         K.DEPENDENCY_FAILURE,
@@ -485,3 +512,33 @@ BASE: tuple[Card, ...] = (
         traits=frozenset({T.QUIET}),
     ),
 )
+
+
+_BY_KIND = {c.fact: c for c in BASE}
+
+
+def variant(
+    kind: K,
+    card_id: str,
+    title: str,
+    *,
+    reasons: tuple[str, ...] = (),
+    words: str = "",
+    example: tuple[str, str] = ("", ""),
+    **fields: Any,
+) -> Card:
+    """A failure mode finer than ``kind``'s base card: selected by ``reasons`` and/or
+    ``words``; every field not given is the base card's."""
+    if not reasons and not words:
+        raise ValueError(f"card {card_id}: a variant needs reasons or words")
+    if not example[0] and not example[1]:
+        example = (reasons[0] if reasons else "", "")
+    return replace(
+        _BY_KIND[kind],
+        id=card_id,
+        title=title,
+        reasons=reasons,
+        words=words,
+        example=example,
+        **fields,
+    )

@@ -1,0 +1,276 @@
+"""Application failures read from logs: databases, caches, queues, certificates, upstream
+limits, code defects (the classic application failures; HolmesGPT's and Robusta's
+playbooks; RCAEval's code-level faults; Chaos Mesh HTTPChaos / JVMChaos / TimeChaos).
+
+These select facts of the log kinds (configuration errors, exhausted resources, failing
+dependencies, error templates, last words) by the words the programs print."""
+
+from __future__ import annotations
+
+from opsmate.agent.kinds.catalog.base import variant
+from opsmate.agent.observe.facts import FactKind as K
+
+_CERT = (
+    r"certificate (?:has )?expired|cert(?:ificate)? expired|x509: certificate has expired"
+    r"|notafter|expiredcertexception|certificate is not yet valid|not yet valid"
+    r"|unknown authority|signed by unknown|certificate verify failed|tls handshake"
+    r"|doesn'?t contain any ip sans|not valid for (?:any )?names?|hostname mismatch"
+    r"|x509: certificate is valid for"
+)
+
+CARDS = (
+    # -- certificates and time ---------------------------------------------------------
+    variant(
+        K.CONFIG_ERROR,
+        "certificate-not-yet-valid",
+        "A certificate or token is not yet valid (clock skew)",
+        words=r"current time \S+ is before|certificate is not yet valid|not valid yet|before issued"
+        r"|used before|clock skew|issued in the future|\bnbf\b|\biat\b",
+        example=(
+            "certificate",
+            "x509: certificate has expired or is not yet valid: current time "
+            "2024-01-01T00:00:00Z is before 2024-01-02T00:00:00Z",
+        ),
+        conclusive=True,
+        specificity=2.9,
+        phrase="a clock skew that makes certificates or tokens not yet valid",
+        check="compare the pod's clock with the issuer's: `kubectl -n {ns} exec {obj} -- date` "
+        "and the node's NTP",
+        mitigation="restore time sync on the node (NTP/chrony) or remove the time fault (a person "
+        "decides)",
+        topics=("clock", "time", "ntp", "skew", "certificate", "token"),
+        asks=r"clock|time|skew|ntp|token|certificate",
+        catalog=("ChaosMesh:TimeChaos", "classic: clock skew"),
+    ),
+    variant(
+        K.CONFIG_ERROR,
+        "certificate-expired",
+        "A TLS certificate has expired",
+        words=r"certificate (?:has )?expired|cert(?:ificate)? expired|has expired|notafter"
+        r"|expiredcert",
+        example=("certificate", "x509: certificate has expired or is not yet valid"),
+        conclusive=True,
+        specificity=3.0,
+        phrase="an expired TLS certificate",
+        check="read the certificate's validity: `kubectl -n {ns} get secret NAME -o "
+        "jsonpath='{{.data.tls\\.crt}}' | base64 -d | openssl x509 -noout -dates` (and "
+        "cert-manager Certificates)",
+        mitigation="renew the certificate (cert-manager: check the Issuer; manual: replace the "
+        "Secret), then restart what reads it (a person decides)",
+        topics=("certificate", "tls", "ssl", "expired", "x509", "cert"),
+        asks=r"certificate|tls|ssl|x509|https|证书",
+        catalog=("HolmesGPT:crashpod ssl", "classic: expired certificate"),
+    ),
+    variant(
+        K.CONFIG_ERROR,
+        "certificate-untrusted",
+        "A TLS certificate is not trusted or not valid for the name",
+        words=r"unknown authority|signed by unknown|verify failed|not valid for|ip sans"
+        r"|hostname mismatch|is valid for|tls handshake",
+        example=("certificate", "x509: certificate signed by unknown authority"),
+        conclusive=True,
+        specificity=2.9,
+        phrase="a TLS certificate the client does not trust or that names another host",
+        mitigation="issue the certificate for the name clients use, or give clients the CA "
+        "(a person decides)",
+        topics=("certificate", "tls", "ssl", "x509", "ca", "san"),
+        catalog=("classic: wrong SAN", "classic: CA rotation"),
+    ),
+    variant(
+        K.LAST_WORDS,
+        "last-words-certificate",
+        "Exits on a TLS certificate error",
+        reasons=("certificate",),
+        conclusive=True,
+        phrase="a TLS certificate error at start-up",
+        topics=("certificate", "tls", "ssl", "expired"),
+        catalog=("HolmesGPT:crashpod ssl",),
+    ),
+    variant(
+        K.LOG_ERROR,
+        "jwt-signature-invalid",
+        "Tokens fail signature verification (key mismatch after rotation)",
+        words=r"signature verification failed|invalid signature|signature is invalid"
+        r"|jwt (?:malformed|signature)|token signature|verification failed",
+        example=("", "jwt: signature verification failed"),
+        conclusive=False,
+        specificity=2.8,
+        phrase="tokens signed with a key the verifier does not have",
+        check="compare the signing and verifying keys (Secret versions, when each changed)",
+        mitigation="re-sync the key pair between issuer and verifiers, then restart them (a "
+        "person decides)",
+        topics=("jwt", "token", "signature", "key", "auth"),
+        catalog=("classic: key rotation mismatch",),
+    ),
+    # -- databases ------------------------------------------------------------------------
+    variant(
+        K.SATURATION,
+        "db-too-many-connections",
+        "A database refuses connections: max connections reached",
+        words=r"too many (?:connections|clients)|max_connections|remaining connection slots"
+        r"|connection limit exceeded",
+        example=("pool_exhausted", "FATAL: sorry, too many clients already"),
+        conclusive=True,
+        specificity=2.9,
+        phrase="a database at its connection limit",
+        check="count connections per client on the database (pg_stat_activity / SHOW "
+        "PROCESSLIST) against max_connections",
+        mitigation="lower the pool sizes x replicas of the clients, or raise max_connections "
+        "(a person decides)",
+        topics=("connection", "max_connections", "too many", "database", "pool"),
+        catalog=("classic: db max connections",),
+    ),
+    variant(
+        K.SATURATION,
+        "pool-exhausted",
+        "A client's connection pool is exhausted",
+        reasons=("pool_exhausted",),
+        words=r"pool (?:is )?(?:exhausted|full|timeout)|PoolExhausted|PoolTimeout"
+        r"|acquire (?:a )?connection|connection pool",
+        example=("pool_exhausted", "could not acquire connection from pool after 30s"),
+        phrase="an exhausted connection pool",
+        topics=("pool", "connection", "exhaust", "database", "timeout"),
+        catalog=("HolmesGPT:db pool exhaustion", "classic: pool"),
+    ),
+    variant(
+        K.LOG_ERROR,
+        "db-lock-contention",
+        "Database lock waits or deadlocks",
+        words=r"deadlock|lock wait timeout|could not obtain lock|lock timeout"
+        r"|database is locked|waiting for lock|canceling statement due to lock",
+        example=("", "ERROR: deadlock detected"),
+        specificity=2.7,
+        phrase="database lock contention",
+        check="list blocking sessions on the database (pg_locks / INNODB STATUS) and the "
+        "statements holding them",
+        mitigation="end the blocking session or migration, then fix the access order (a person "
+        "decides)",
+        topics=("lock", "deadlock", "database", "contention"),
+        catalog=("classic: db locks",),
+    ),
+    variant(
+        K.LOG_ERROR,
+        "db-schema-mismatch",
+        "The database schema does not match the code (a migration missing)",
+        words=r"relation \S+ does not exist|column \S+ does not exist|no such table|no such column"
+        r"|table \S+ doesn'?t exist|unknown column|undefined column|undefinedtable",
+        example=("", 'ERROR: relation "orders_v2" does not exist'),
+        specificity=2.8,
+        phrase="a schema the running code does not match",
+        check="compare the schema version with what the release expects (the migration job's "
+        "log and status)",
+        mitigation="run the missing migration or roll back the release (a person decides)",
+        topics=("migration", "schema", "database", "column", "table"),
+        catalog=("classic: bad rollout",),
+    ),
+    variant(
+        K.LOG_ERROR,
+        "db-read-only",
+        "Writes refused: the database or replica is read-only",
+        words=r"read[- ]only (?:transaction|replica|mode)|READONLY You can't write"
+        r"|cannot execute \w+ in a read-only|super_read_only|is read only",
+        example=("", "READONLY You can't write against a read only replica."),
+        specificity=2.8,
+        phrase="writes sent to a read-only database",
+        topics=("read-only", "replica", "failover", "primary", "database", "redis"),
+        catalog=("classic: failover",),
+    ),
+    # -- caches and queues ------------------------------------------------------------------
+    variant(
+        K.LOG_ERROR,
+        "cache-maxmemory",
+        "A cache refuses writes at its memory limit",
+        words=r"OOM command not allowed|maxmemory|used memory > 'maxmemory'",
+        example=("", "OOM command not allowed when used memory > 'maxmemory'."),
+        conclusive=True,
+        specificity=3.0,
+        phrase="a cache at its maxmemory limit",
+        check="`redis-cli INFO memory` (used_memory vs maxmemory, maxmemory-policy) on the cache",
+        mitigation="raise maxmemory or set an eviction policy (a person decides)",
+        topics=("redis", "maxmemory", "memory", "cache", "oom"),
+        catalog=("classic: cache oom",),
+    ),
+    variant(
+        K.LOG_ERROR,
+        "queue-acl-denied",
+        "A broker denies a client (ACL / authorization)",
+        words=r"TopicAuthorization|GroupAuthorization|not authorized to access|"
+        r"authorization failed|ACCESS_REFUSED|NOT_AUTHORIZED|access to (?:vhost|topic|queue) .* "
+        r"refused|ClusterAuthorization",
+        example=(
+            "",
+            "org.apache.kafka.common.errors.TopicAuthorizationException: Not authorized "
+            "to access topics: [orders]",
+        ),
+        conclusive=True,
+        specificity=3.0,
+        phrase="a broker ACL that denies the client",
+        check="list the broker's ACLs for the client's user (KafkaUser / rabbitmqctl "
+        "list_permissions)",
+        mitigation="restore the ACL / permission for the client's user (a reviewed change)",
+        topics=("acl", "authoriz", "kafka", "rabbitmq", "permission", "broker"),
+        catalog=("classic: broker ACL", "blind5"),
+    ),
+    variant(
+        K.LOG_ERROR,
+        "poison-message",
+        "A consumer fails on one message it cannot process (poison message)",
+        words=r"deseriali[sz]\w*|SerializationException|poison|cannot deserialize"
+        r"|failed to (?:parse|decode) (?:message|record|event)|malformed (?:message|record)"
+        r"|RecordDeserialization|unexpected token .* in json",
+        example=(
+            "",
+            "SerializationException: Error deserializing key/value for partition "
+            "orders-0 at offset 1234",
+        ),
+        specificity=2.8,
+        phrase="a message the consumer cannot process",
+        check="read the record at the offset the error names and the consumer's lag",
+        mitigation="skip or dead-letter the record, then fix the producer (a person decides)",
+        topics=("poison", "deserializ", "consumer", "kafka", "message", "dead letter"),
+        catalog=("classic: poison message",),
+    ),
+    variant(
+        K.SATURATION,
+        "queue-backlog",
+        "A queue is full / a consumer lags behind",
+        reasons=("queue_full",),
+        words=r"consumer lag|lag (?:is )?(?:growing|increasing)|queue (?:is )?full|backlog",
+        example=("queue_full", "queue size exceeded"),
+        phrase="a queue that consumers do not keep up with",
+        topics=("queue", "lag", "consumer", "backlog", "kafka", "rabbitmq"),
+        catalog=("classic: consumer lag",),
+    ),
+    # -- upstream limits and flags -------------------------------------------------------
+    variant(
+        K.SATURATION,
+        "upstream-rate-limited",
+        "An upstream API rate-limits the service (429)",
+        words=r"\b429\b|too many requests|rate limit|ratelimit|throttled by|quota exceeded for",
+        example=("resource_exhausted", "upstream answered 429 Too Many Requests"),
+        specificity=2.8,
+        phrase="an upstream rate limit (429)",
+        check="compare the call rate to the upstream with its published limit; read the "
+        "Retry-After / X-RateLimit headers in the responses",
+        mitigation="slow down or batch the calls, add back-off, or raise the quota with the "
+        "provider (a person decides)",
+        topics=("rate limit", "429", "throttl", "quota", "api"),
+        asks=r"429|rate|throttl|limit",
+        catalog=("classic: upstream rate limit", "ChaosMesh:HTTPChaos"),
+    ),
+    variant(
+        K.LOG_ERROR,
+        "code-defect",
+        "A code defect: an unhandled exception or panic on a request path",
+        words=r"panic:|nil pointer|NullPointerException|NullReferenceException|TypeError"
+        r"|AttributeError|KeyError|IndexError|segmentation fault|undefined is not|"
+        r"Traceback \(most recent|unhandled exception|UnhandledPromiseRejection",
+        example=("", "panic: runtime error: invalid memory address or nil pointer dereference"),
+        needs_deeper=True,
+        phrase="an unhandled error in the code",
+        check="read the stack trace at its first occurrence and the release it began with",
+        mitigation="roll back the release that introduced it, or fix forward (a person decides)",
+        topics=("exception", "panic", "error", "bug", "release"),
+        catalog=("RCAEval:code-level", "ChaosMesh:JVMChaos exception"),
+    ),
+)

@@ -1,0 +1,85 @@
+"""Nodes: conditions, pressure and reachability (k8sgpt's Node analyzer; Chaos Mesh
+KernelChaos / node faults; HolmesGPT's node playbooks)."""
+
+from __future__ import annotations
+
+from opsmate.agent.kinds.catalog.base import variant
+from opsmate.agent.observe.facts import FactKind as K
+
+CARDS = (
+    variant(
+        K.NODE_PROBLEM,
+        "node-network-unavailable",
+        "Node network unavailable (CNI not ready)",
+        words=r"networkunavailable|network (?:is )?not ready|cni|NetworkPluginNotReady",
+        example=("NetworkNotReady", "network is not ready: container runtime network not ready"),
+        phrase="a node whose pod network is down",
+        topics=("node", "network", "cni"),
+        catalog=("k8sgpt:Node",),
+    ),
+    variant(
+        K.NODE_PROBLEM,
+        "node-not-ready",
+        "Node NotReady / unreachable (kubelet stopped reporting)",
+        reasons=("NodeStatusUnknown", "NodeNotReady", "KubeletNotReady", "NotReady"),
+        words=r"kubelet stopped posting|node is not ready|notready|unreachable",
+        example=(
+            "NodeStatusUnknown",
+            "Ready (NodeStatusUnknown: Kubelet stopped posting node status.)",
+        ),
+        conclusive=True,
+        specificity=2.8,
+        phrase="a node that is not ready",
+        check="check the node: `kubectl describe node {target}` (Conditions, Events) and the "
+        "kubelet's log on it",
+        mitigation="restore the kubelet / node or drain and replace it (a person decides)",
+        topics=("node", "notready", "not ready", "kubelet", "unreachable"),
+        catalog=("k8sgpt:Node", "ChaosMesh:node failure"),
+    ),
+    variant(
+        K.NODE_PROBLEM,
+        "node-memory-pressure",
+        "Node under memory pressure",
+        words=r"memorypressure|memory pressure|reclaim memory",
+        example=("NodeHasMemoryPressure", "MemoryPressure"),
+        phrase="a node under memory pressure",
+        topics=("node", "memory", "pressure", "evict"),
+        catalog=("k8sgpt:Node", "ChaosMesh:StressChaos memory"),
+    ),
+    variant(
+        K.NODE_PROBLEM,
+        "node-pid-pressure",
+        "Node under PID pressure",
+        words=r"pidpressure|pid pressure",
+        example=("NodeHasPIDPressure", "PIDPressure"),
+        phrase="a node out of process ids",
+        topics=("node", "pid", "pressure", "process"),
+        catalog=("k8sgpt:Node", "SREGym:os limits"),
+    ),
+    variant(
+        K.NODE_PROBLEM,
+        "node-cordoned",
+        "Node cordoned (unschedulable)",
+        reasons=("Unschedulable",),
+        conclusive=False,
+        phrase="a cordoned node",
+        topics=("node", "cordon", "drain", "unschedulable"),
+        catalog=("k8sgpt:Node",),
+    ),
+    variant(
+        K.NODE_PROBLEM,
+        "node-sandbox-failure",
+        "Pod sandbox / runtime failures on the node",
+        reasons=("FailedCreatePodSandBox", "FailedKillPod", "FailedSync"),
+        phrase="container runtime failures on the node",
+        catalog=("k8sgpt:Pod",),
+    ),
+    variant(
+        K.NOT_READY,
+        "pod-on-failed-node",
+        "Pods not ready because their node is not ready",
+        reasons=("NodeNotReady",),
+        phrase="is not ready because its node is not",
+        catalog=("k8sgpt:Node",),
+    ),
+)

@@ -1,0 +1,167 @@
+"""Workloads: Jobs, CronJobs, autoscalers, disruption budgets, replica sets (k8sgpt's Job,
+CronJob, HPA, PodDisruptionBudget, ReplicaSet and Deployment analyzers; ITBench; the
+classic stuck-not-failing states)."""
+
+from __future__ import annotations
+
+from opsmate.agent.kinds.card import Trait, read
+from opsmate.agent.kinds.catalog.base import variant
+from opsmate.agent.observe.facts import FactKind as K
+
+_JOBS = (
+    read("list_objects", "CronJobs and their schedule", kind="CronJob", namespace="{ns}"),
+    read("list_objects", "Jobs and their state", kind="Job", namespace="{ns}"),
+)
+_HPA = read("list_objects", "autoscalers", kind="HorizontalPodAutoscaler", namespace="{ns}")
+
+CARDS = (
+    variant(
+        K.JOB_FAILED,
+        "job-backoff-limit",
+        "Job failed after its backoff limit",
+        reasons=("BackoffLimitExceeded",),
+        phrase="failed (backoff limit reached)",
+        catalog=("k8sgpt:Job", "HolmesGPT:job failure"),
+    ),
+    variant(
+        K.JOB_FAILED,
+        "job-deadline",
+        "Job killed at its activeDeadlineSeconds",
+        reasons=("DeadlineExceeded",),
+        phrase="failed (deadline exceeded)",
+        catalog=("k8sgpt:Job",),
+    ),
+    variant(
+        K.MISCONFIGURATION,
+        "job-suspended",
+        "A CronJob or Job is suspended, so nothing runs",
+        reasons=("Suspended",),
+        traits=frozenset({Trait.STUCK}),
+        conclusive=True,
+        specificity=3.0,
+        phrase="a suspended CronJob / Job",
+        check="`kubectl -n {ns} get cronjob,job -o wide` (SUSPEND) and who set it",
+        mitigation="unsuspend it once it is safe to run: `kubectl -n {ns} patch cronjob {target} "
+        '-p \'{{"spec":{{"suspend":false}}}}\'` (a person decides)',
+        topics=("cronjob", "job", "suspend", "schedule", "did not run"),
+        asks=r"did(?:n't| not) run|never ran|not running|cron|nightly|scheduled|batch|定时",
+        reads=_JOBS,
+        catalog=("k8sgpt:CronJob", "classic: stuck not failing"),
+    ),
+    variant(
+        K.MISCONFIGURATION,
+        "cronjob-not-scheduling",
+        "A CronJob misses its schedule (invalid schedule, missed deadline, too many misses)",
+        reasons=("InvalidSchedule", "MissedSchedule", "TooManyMissedTimes", "FailedNeedsStart"),
+        traits=frozenset({Trait.STUCK}),
+        conclusive=True,
+        specificity=2.8,
+        phrase="a CronJob that stopped scheduling",
+        check="`kubectl -n {ns} get cronjob {target} -o yaml` (schedule, startingDeadlineSeconds, "
+        "status.lastScheduleTime) and its Events",
+        mitigation="correct the schedule / startingDeadlineSeconds of {target} (a reviewed change)",
+        topics=("cronjob", "schedule", "missed", "did not run"),
+        reads=_JOBS,
+        catalog=("k8sgpt:CronJob",),
+    ),
+    variant(
+        K.MISCONFIGURATION,
+        "job-sidecar-never-exits",
+        "A Job never completes because a sidecar keeps running",
+        reasons=("SidecarNeverExits",),
+        traits=frozenset({Trait.STUCK}),
+        conclusive=True,
+        specificity=3.0,
+        phrase="a sidecar that keeps the Job's pod running after its work is done",
+        check="`kubectl -n {ns} get {obj} -o jsonpath='{{.status.containerStatuses}}'`",
+        mitigation="make the sidecar exit when the main container does (native sidecar "
+        "`restartPolicy: Always` init container, or a shutdown signal)",
+        topics=("job", "sidecar", "istio", "never completes", "stuck"),
+        catalog=("classic: stuck not failing", "Istio job sidecar"),
+    ),
+    variant(
+        K.MISCONFIGURATION,
+        "hpa-missing-requests",
+        "An autoscaler cannot compute utilization: containers lack requests",
+        reasons=("FailedGetResourceMetric", "FailedComputeMetricsReplicas"),
+        words=r"missing request",
+        example=(
+            "FailedGetResourceMetric",
+            "failed to get cpu utilization: missing request for cpu in container app",
+        ),
+        phrase="an autoscaler blind for lack of resource requests or metrics",
+        check="`kubectl -n {ns} describe hpa` (Conditions) and the target's container requests",
+        mitigation="set resource requests on every container of the target (or fix the metrics "
+        "API), a reviewed change",
+        topics=("hpa", "autoscal", "scale", "metrics", "request"),
+        asks=r"scal|hpa|autoscal|扩容",
+        reads=(_HPA,),
+        catalog=("k8sgpt:HPA", "HolmesGPT:hpa not scaling", "ITBench"),
+    ),
+    variant(
+        K.SATURATION,
+        "hpa-at-max",
+        "An autoscaler is pinned at its maximum while load is above target",
+        reasons=("ScalingLimited", "TooManyReplicas"),
+        words=r"desired replica count is more than the maximum|at (?:its )?max",
+        example=(
+            "ScalingLimited",
+            "the desired replica count is more than the maximum replica count",
+        ),
+        phrase="an autoscaler pinned at its maximum",
+        check="`kubectl -n {ns} describe hpa` (ScalingLimited, current vs target)",
+        mitigation="raise maxReplicas or add capacity after checking what the load is (a person "
+        "decides)",
+        topics=("hpa", "autoscal", "max", "scale", "capacity"),
+        reads=(_HPA,),
+        catalog=("k8sgpt:HPA",),
+    ),
+    variant(
+        K.MISCONFIGURATION,
+        "hpa-target-missing",
+        "An autoscaler's scale target does not exist",
+        reasons=("FailedGetScale",),
+        phrase="an autoscaler whose target does not exist",
+        catalog=("k8sgpt:HPA",),
+    ),
+    variant(
+        K.MISCONFIGURATION,
+        "pdb-blocks-drain",
+        "A PodDisruptionBudget blocks evictions (a drain never finishes)",
+        reasons=("EvictionBlocked", "FailedMaintenance", "DisruptionsBlocked"),
+        words=r"disruption budget",
+        example=(
+            "EvictionBlocked",
+            "Cannot evict pod as it would violate the pod's disruption budget.",
+        ),
+        traits=frozenset({Trait.STUCK}),
+        phrase="a PodDisruptionBudget that allows no disruption",
+        check="`kubectl -n {ns} get pdb` (ALLOWED DISRUPTIONS) and the pods it selects",
+        mitigation="restore enough healthy pods or relax the budget for the drain (a person "
+        "decides)",
+        topics=("pdb", "disruption", "drain", "evict", "maintenance"),
+        asks=r"drain|maintenance|upgrade|evict|cordon",
+        reads=(
+            read(
+                "list_objects", "disruption budgets", kind="PodDisruptionBudget", namespace="{ns}"
+            ),
+        ),
+        catalog=("k8sgpt:PDB", "ITBench"),
+    ),
+    variant(
+        K.QUOTA_REFUSAL,
+        "replicaset-failed-create",
+        "A controller cannot create pods (FailedCreate)",
+        reasons=("FailedCreate",),
+        phrase="a controller that cannot create pods",
+        catalog=("k8sgpt:ReplicaSet",),
+    ),
+    variant(
+        K.NOT_READY,
+        "replicas-unavailable",
+        "Fewer replicas ready than desired",
+        reasons=("ReplicasUnavailable",),
+        phrase="has replicas unavailable",
+        catalog=("k8sgpt:Deployment", "k8sgpt:StatefulSet"),
+    ),
+)
