@@ -482,6 +482,7 @@ def test_propose_on_a_mix() -> None:
             ("oom_memory_metrics", Tier.EXPLAIN, "query_metrics", "E5"): 2,
             ("runbooks_for_cause", Tier.RUNBOOK, "search_runbooks", "E5"): 1,
             ("nodes_of_unschedulable", Tier.EXPLAIN, "node_conditions", "E6"): 1,
+            ("card_reads", Tier.EXPLAIN, "node_conditions", "E6"): 1,  # the card's read
             ("runbooks_for_cause", Tier.RUNBOOK, "search_runbooks", "E6"): 1,
             ("errors_when_summary_cut", Tier.EXPLAIN, "log_stats", None): 1,
         }
@@ -584,3 +585,13 @@ def test_survey_essential_checks() -> None:
 def test_survey_nodes_only_when_mentioned(question: str, nodes: list[str], wanted: bool) -> None:
     got = survey(question=question, subject=Subject(names=["ledger"]), nodes=nodes)
     assert (("node_conditions", {}) in got) is wanted
+
+
+def test_a_symptom_only_in_the_question_reads_where_its_causes_live() -> None:
+    """"cannot resolve" with no log line saying so: the policies that may drop DNS and the
+    cluster DNS pods are read (the failure modes the words select bring their reads)."""
+    got = survey(question="checkout cannot resolve DNS names since 10:00", namespace=NS)
+    assert ("list_objects", {"kind": "NetworkPolicy", "namespace": NS}) in got
+    assert ("list_pods", {"namespace": "kube-system"}) in got
+    plain = survey(question="what is wrong with ledger", namespace=NS)
+    assert ("list_pods", {"namespace": "kube-system"}) not in plain

@@ -48,20 +48,25 @@ class Trait(StrEnum):
 @dataclass(frozen=True)
 class Read:
     """A read-only call that confirms a candidate or rules it out (a tool and its
-    arguments; ``{ns}`` is the subject's namespace)."""
+    arguments; ``{ns}`` is the namespace of what the fact is about (else the task's),
+    ``{obj_ns}`` the namespace of the first object the fact names (a webhook's Service in
+    another namespace), falling back to ``{ns}``)."""
 
     tool: str
     args: tuple[tuple[str, str], ...] = ()
     why: str = ""
 
-    def arguments(self, namespace: str | None) -> dict[str, str]:
+    def arguments(self, namespace: str | None, obj_namespace: str | None = None) -> dict[str, str]:
         out: dict[str, str] = {}
+        values = {"{ns}": namespace, "{obj_ns}": obj_namespace or namespace}
         for k, v in self.args:
-            if "{ns}" in v:
-                if not namespace:
-                    continue
-                v = v.replace("{ns}", namespace)
-            out[k] = v
+            for slot, value in values.items():
+                if slot in v:
+                    if not value:
+                        break
+                    v = v.replace(slot, value)
+            else:
+                out[k] = v
         return out
 
 

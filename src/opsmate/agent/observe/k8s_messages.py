@@ -81,6 +81,10 @@ _ADMISSION = re.compile(
     r"|unable to validate against any security context constraint",
     re.I,
 )
+_WEBHOOK_CALL = re.compile(r"failed calling webhook \"([^\"]+)\"", re.I)
+_WEBHOOK_SERVICE = re.compile(
+    r"service \"([\w.-]+)\"|https?://([a-z0-9-]+)\.([a-z0-9-]+)\.svc\b", re.I
+)
 _FORBIDDEN_RBAC = re.compile(
     r"User \"([^\"]+)\" cannot (\w+) resource \"([^\"]+)\"(?: in API group \"([^\"]*)\")?"
     r"(?: in the namespace \"([^\"]+)\")?",
@@ -169,6 +173,18 @@ def read_message(reason: str | None, message: str | None, namespace: str | None)
         return Reading(
             K.QUOTA_REFUSAL,
             detail={"limit_range": True, "resources": [lr.group(1)], "allowed": lr.group(3)},
+        )
+    if wh := _WEBHOOK_CALL.search(m):
+        # an admission webhook that cannot be called (failurePolicy Fail): creations fail
+        # until the Service behind it answers again
+        svc = _WEBHOOK_SERVICE.search(m[wh.end() :])
+        name = (svc.group(1) or svc.group(2)) if svc else None
+        svc_ns = svc.group(3) if svc and svc.group(3) else None
+        refs = [("Service", name, svc_ns or namespace)] if name else []
+        return Reading(
+            K.MISCONFIGURATION,
+            detail={"webhook": wh.group(1), "service": name, "service_namespace": svc_ns},
+            refs=refs,
         )
     if ad := _ADMISSION.search(m):
         policy = next((g for g in ad.groups() if g), None)

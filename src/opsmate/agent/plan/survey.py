@@ -66,6 +66,7 @@ def baseline(state: TaskState, planner: Planner, namespace: str | None) -> None:
         add("node_conditions", {}, "the question mentions nodes or disks")
     _service_survey(state, planner, ns)
     _metric_survey(state, planner)
+    _card_survey(state, planner, ns_name)
     if _JOB_WORDS.search(" ".join(state.questions)) and "list_objects" in planner.tools:
         for kind in ("CronJob", "Job"):
             add(
@@ -175,3 +176,38 @@ def _about_others(r: object, state: TaskState) -> bool:
         return False
     named = {m.lower() for m in _SELECTED.findall(str(getattr(r, "query", "")))}
     return bool(named) and not any(n in focus or any(n.startswith(f) for f in focus) for n in named)
+
+
+_CARD_READS = 4  # reads the question's symptom words may add to the survey
+
+
+def _card_survey(state: TaskState, planner: Planner, namespace: str | None) -> None:
+    """The symptom the question states selects candidate failure modes (cards whose
+    symptom words it uses: "cannot resolve", "throttling", "pending", "certificate");
+    each brings the reads that confirm it or rule it out, so a symptom with no error line
+    behind it is still checked where its causes live. Behind the survey, not essential."""
+    from opsmate.agent.kinds.registry import candidates
+
+    text = " ".join(state.questions)
+    seen: set[str] = set()
+    prio = int(Tier.SURVEY) + 12
+    for card in candidates(text):
+        for r in card.reads:
+            if r.tool not in planner.tools or len(seen) >= _CARD_READS:
+                continue
+            args = r.arguments(namespace)
+            key = planner.key(r.tool, args)
+            if key in seen:
+                continue
+            seen.add(key)
+            planner.add(
+                PendingCheck(
+                    tool=r.tool,
+                    args=dict(args),
+                    reason=f"the question's symptom fits {card.title.lower()}: {r.why}",
+                    source="rule",
+                    priority=prio,
+                    essential=False,
+                )
+            )
+            prio += 1

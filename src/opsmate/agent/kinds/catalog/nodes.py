@@ -3,6 +3,7 @@ KernelChaos / node faults; HolmesGPT's node playbooks)."""
 
 from __future__ import annotations
 
+from opsmate.agent.kinds.card import read
 from opsmate.agent.kinds.catalog.base import variant
 from opsmate.agent.observe.facts import FactKind as K
 
@@ -79,6 +80,7 @@ CARDS = (
         "pod-on-failed-node",
         "Pods not ready because their node is not ready",
         reasons=("NodeNotReady",),
+        reads=(read("node_conditions", "the node the pods run on"),),
         phrase="is not ready because its node is not",
         catalog=("k8sgpt:Node",),
     ),

@@ -224,6 +224,10 @@ CARDS = (
         "An admission webhook's service is down, so creations fail",
         reasons=("WebhookUnavailable",),
         words=r"failed calling webhook|no endpoints available for service",
+        reads=(
+            read("list_pods", "the webhook's own pods", namespace="{obj_ns}"),
+            read("get_events", "why the webhook's pods do not serve", namespace="{obj_ns}"),
+        ),
         example=("WebhookUnavailable", 'failed calling webhook "x": no endpoints available'),
         phrase="an admission webhook whose service is down",
         catalog=("k8sgpt:ValidatingWebhook", "k8sgpt:MutatingWebhook"),

@@ -38,6 +38,7 @@ from opsmate.agent.observe.facts import FactKind as K
 from opsmate.agent.plan.registry import Check, RuleContext, fact_rule, result_rule
 from opsmate.agent.plan.tiers import Tier
 from opsmate.records.k8s import Pod
+from opsmate.records.k8s_gateway import Gateway, HTTPRoute
 from opsmate.records.k8s_objects import (
     HorizontalPodAutoscaler,
     Ingress,
@@ -246,7 +247,8 @@ def service_neighbours(result: ToolResult, ctx: RuleContext) -> Iterable[Check]:
 
 @result_rule("ingress_references", Tier.FOLLOW, "list_objects", "get_object")
 def ingress_references(result: ToolResult, ctx: RuleContext) -> Iterable[Check]:
-    """An Ingress: the IngressClasses and the Services it routes to."""
+    """An Ingress: the IngressClasses, the Services it routes to and its TLS Secrets; a
+    Gateway: its class and TLS Secrets; an HTTPRoute: its parent Gateways and backends."""
     out: list[Check | None] = []
     for ing in records_of(result, Ingress)[:3]:
         out.append(
@@ -256,6 +258,19 @@ def ingress_references(result: ToolResult, ctx: RuleContext) -> Iterable[Check]:
             out.append(
                 list_check(ctx, "Service", ing.namespace, f"Ingress {ing.name}: its backends")
             )
+        if ing.tls_secrets:
+            out.append(
+                list_check(ctx, "Secret", ing.namespace, f"Ingress {ing.name}: its TLS Secrets")
+            )
+    for gw in records_of(result, Gateway)[:3]:
+        out.append(list_check(ctx, "GatewayClass", None, f"Gateway {gw.name}: its class"))
+        if any(li.tls_secrets for li in gw.listeners):
+            out.append(list_check(ctx, "Secret", gw.namespace, f"Gateway {gw.name}: TLS Secrets"))
+    for route in records_of(result, HTTPRoute)[:3]:
+        if route.parents:
+            out.append(list_check(ctx, "Gateway", route.namespace, f"route {route.name}: parents"))
+        if route.backends:
+            out.append(list_check(ctx, "Service", route.namespace, f"route {route.name}: backends"))
     return keep_checks(out)
 
 
@@ -291,6 +306,10 @@ def workload_references(result: ToolResult, ctx: RuleContext) -> Iterable[Check]
             )
             out.append(
                 list_check(ctx, "LimitRange", w.namespace, f"{why}: its namespace's LimitRanges")
+            )
+        if w.service_name:
+            out.append(
+                list_check(ctx, "Service", w.namespace, f"{w.kind} {w.name}: governing Service")
             )
         if any(t.storage_class for t in w.volume_claim_templates):
             out.append(

@@ -1,0 +1,50 @@
+"""What a failure mode needs read: each new problem fact proposes the reads its card lists
+(the objects that confirm the failure mode or rule it out), at the tier of how close the
+fact is to the question — a fact about the subject or its dependencies first, others held
+behind the survey (see :mod:`opsmate.agent.plan.hold`).
+
+The reads are data on the cards (:mod:`opsmate.agent.kinds`): a new failure mode brings
+its own checks with it, no rule to write.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from opsmate.agent.kinds import Role, card_for
+from opsmate.agent.observe.facts import Fact, FactKind
+from opsmate.agent.plan.registry import Check, RuleContext, fact_rule
+from opsmate.agent.plan.tiers import Tier
+
+_KINDS = tuple(FactKind)
+
+
+def _known(tool: str, args: dict[str, str], ctx: RuleContext) -> bool:
+    """Whether the read is already answered (a complete listing of that kind there)."""
+    if tool == "list_objects" and args.get("kind"):
+        return ctx.graph.listed(args["kind"], args.get("namespace")) is not None
+    return False
+
+
+@fact_rule("card_reads", Tier.EXPLAIN, *_KINDS)
+def card_reads(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
+    """A problem fact (an error, or a warning seen several times): the reads of its card."""
+    card = card_for(fact)
+    if not card.reads or card.role not in (Role.CAUSE, Role.SYMPTOM):
+        return []
+    if fact.severity == "info" or (fact.severity == "warning" and fact.count < 3):
+        return []
+    ns = (fact.subject.namespace if fact.subject else None) or ctx.ns().get("namespace")
+    obj_ns = next((o.namespace for o in fact.objects if o.namespace), None)
+    tier = None if fact.focus else Tier.CORROBORATE
+    out: list[Check] = []
+    for r in card.reads:
+        if r.tool not in ctx.tools:
+            continue
+        args = r.arguments(ns, obj_ns)
+        if _known(r.tool, args, ctx):
+            continue
+        check = Check(r.tool, dict(args), f"{card.title}: {r.why}", tier)
+        if check not in out:
+            out.append(check)
+    return out

@@ -1,0 +1,64 @@
+"""The reads a failure mode's card lists are proposed for its facts, in the right
+namespace, and not again once answered; the question's symptom words add reads to the
+survey."""
+
+from __future__ import annotations
+
+from opsmate.agent.intake.subject import Subject
+from opsmate.agent.observe.facts import Fact, FactKind, ObjRef
+from opsmate.agent.observe.graph import ObjectGraph
+from opsmate.agent.plan.registry import RuleContext, rule
+from opsmate.agent.plan.tiers import Tier
+
+TOOLS = frozenset({"list_objects", "list_pods", "get_events", "node_conditions"})
+
+
+def ctx(graph: ObjectGraph | None = None) -> RuleContext:
+    return RuleContext(subject=Subject(names=["n8n"], namespace="n8n"), tools=TOOLS,
+                       graph=graph or ObjectGraph())  # fmt: skip
+
+
+def test_a_webhook_that_cannot_be_called_reads_its_service_namespace() -> None:
+    f = Fact(
+        key="k", statement="s", kind=FactKind.MISCONFIGURATION, severity="error", focus=True,
+        reason="FailedCreate", subject=ObjRef(kind="ReplicaSet", name="n8n-1", namespace="n8n"),
+        objects=[ObjRef(kind="Service", name="istiod", namespace="istio-system")],
+        quote='FailedCreate: failed calling webhook "x": no endpoints available for service',
+    )  # fmt: skip
+    checks = list(rule("card_reads").fact_fn(f, ctx()))  # type: ignore[misc]
+    got = {(c.tool, c.args.get("namespace")) for c in checks}
+    assert got == {("list_pods", "istio-system"), ("get_events", "istio-system")}
+    assert all(c.tier is None for c in checks)  # about the subject: the rule's own tier
+
+
+def test_a_refused_dependency_reads_the_services_unless_listed() -> None:
+    f = Fact(key="k", statement="s", kind=FactKind.DEPENDENCY_FAILURE, severity="error",
+             reason="refused", subject=ObjRef(kind="app", name="web", namespace="shop"))  # fmt: skip
+    [check] = rule("card_reads").fact_fn(f, ctx())  # type: ignore[misc]
+    assert check.args == {"kind": "Service", "namespace": "shop"}
+    assert check.tier == Tier.CORROBORATE  # not about the subject: held behind the survey
+    g = ObjectGraph()
+    g.add_listing("Service", [], "E1", namespace="shop", complete=True)
+    assert list(rule("card_reads").fact_fn(f, ctx(g))) == []  # type: ignore[misc]
+
+
+def test_info_facts_and_single_warnings_read_nothing() -> None:
+    f = Fact(key="k", statement="s", kind=FactKind.DEPENDENCY_FAILURE, severity="warning",
+             reason="refused", count=1)  # fmt: skip
+    assert list(rule("card_reads").fact_fn(f, ctx())) == []  # type: ignore[misc]
+
+
+def test_a_webhook_call_failure_names_the_service_behind_it() -> None:
+    from opsmate.agent.kinds import card_for
+    from opsmate.agent.observe.k8s_messages import read_message
+
+    m = (
+        'Error creating: Internal error occurred: failed calling webhook "inject.example.io": '
+        'failed to call webhook: Post "https://injector.mesh-system.svc:443/inject?timeout=10s"'
+        ': no endpoints available for service "injector"'
+    )
+    r = read_message("FailedCreate", m, "apps")
+    assert r is not None and r.kind == FactKind.MISCONFIGURATION
+    assert r.refs == [("Service", "injector", "mesh-system")]
+    f = Fact(key="k", statement="s", kind=r.kind, reason="FailedCreate", quote=m)
+    assert card_for(f).id == "webhook-unavailable"
