@@ -588,8 +588,9 @@ def test_survey_nodes_only_when_mentioned(question: str, nodes: list[str], wante
 
 
 def test_a_symptom_only_in_the_question_reads_where_its_causes_live() -> None:
-    """"cannot resolve" with no log line saying so: the policies that may drop DNS and the
-    cluster DNS pods are read (the failure modes the words select bring their reads)."""
+    """A question saying "cannot resolve" with no log line saying so: the policies that may
+    drop DNS and the cluster DNS pods are read (the failure modes the words select bring
+    their reads)."""
     got = survey(question="checkout cannot resolve DNS names since 10:00", namespace=NS)
     assert ("list_objects", {"kind": "NetworkPolicy", "namespace": NS}) in got
     assert ("list_pods", {"namespace": "kube-system"}) in got

@@ -32,8 +32,9 @@ def test_a_webhook_that_cannot_be_called_reads_its_service_namespace() -> None:
 
 
 def test_a_refused_dependency_reads_the_services_unless_listed() -> None:
+    web = ObjRef(kind="app", name="web", namespace="shop")
     f = Fact(key="k", statement="s", kind=FactKind.DEPENDENCY_FAILURE, severity="error",
-             reason="refused", subject=ObjRef(kind="app", name="web", namespace="shop"))  # fmt: skip
+             reason="refused", subject=web)  # fmt: skip
     [check] = rule("card_reads").fact_fn(f, ctx())  # type: ignore[misc]
     assert check.args == {"kind": "Service", "namespace": "shop"}
     assert check.tier == Tier.CORROBORATE  # not about the subject: held behind the survey

@@ -163,9 +163,7 @@ def _ingress(obj: Any, tz: tzinfo | None) -> dict[str, Any]:
         "rules": rules,
         "default_backend": _backend(default) if isinstance(default, Mapping) else None,
         "tls_hosts": [str(h) for t in as_list(get(spec, "tls")) for h in as_list(get(t, "hosts"))],
-        "tls_secrets": [
-            s for t in as_list(get(spec, "tls")) if (s := text(get(t, "secretName")))
-        ],
+        "tls_secrets": [s for t in as_list(get(spec, "tls")) if (s := text(get(t, "secretName")))],
         "addresses": [
             str(get(a, "ip") or get(a, "hostname"))
             for a in lb
