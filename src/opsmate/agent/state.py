@@ -33,6 +33,7 @@ class Hypothesis(BaseModel):
     score: float = 0.0
     runbooks: list[str] = Field(default_factory=list)  # R ids that match it
     why: str = ""
+    failure_mode: str | None = None  # the id of its failure-mode card (docs/failure-modes.md)
 
 
 class ActionTried(BaseModel):

@@ -290,6 +290,7 @@ def _hypotheses(
                 score=c.score,
                 runbooks=[c.rid] if c.rid else [],
                 why=why,
+                failure_mode=card_for(c.lead).id,
             )
         )
     if root is not None:
@@ -322,6 +323,7 @@ def _hypotheses(
                     status="confirmed",
                     evidence=list(f.evidence),
                     why="shows the root cause on the same object",
+                    failure_mode=card_for(f).id,
                 )
             )
     if root is None and not cands:

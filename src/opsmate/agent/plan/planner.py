@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +32,10 @@ class Recorded:
     query: str
     type: str
     description: str = ""
+
+
+# live metric discovery: the task state -> (queries worth asking, notes on what is missing)
+Discoverer = Callable[[TaskState], tuple[list[Recorded], list[str]]]
 
 
 def call_key(tool: str, args: dict[str, Any], environment: str | None = None) -> str:
@@ -67,10 +71,13 @@ class Planner:
         *,
         tools: Iterable[str],
         recorded: list[Recorded] | None = None,
+        discover: Discoverer | None = None,
     ) -> None:
         self.state = state
         self.tools = set(tools)
         self.recorded = recorded  # None: live sources (any query may be asked)
+        self.discover = discover  # live: finds the PromQL worth asking (metric_candidates)
+        self.discovered: list[Recorded] | None = None
         self.done: dict[str, tuple[dict[str, Any], bool]] = {}  # key -> (args, complete)
         self.skipped: list[str] = []
         for a in state.actions:  # a resumed session knows what it already did
@@ -187,6 +194,22 @@ class Planner:
         choice = essential[0] if essential and len(essential) >= steps_left else pending[0]
         self.state.pending.remove(choice)
         return choice
+
+    # -- live metric discovery (issue 24) ----------------------------------------------------
+    def metric_candidates(self) -> list[Recorded] | None:
+        """The PromQL worth asking: a bundle's recorded queries, or, live, the queries built
+        from the series discovered for the subject (discovered once, on first use; what
+        discovery could not find goes into the state's notes). None: nothing to choose from."""
+        if self.recorded is not None:
+            return self.recorded
+        if self.discover is None:
+            return None
+        if self.discovered is None:
+            self.discovered, notes = self.discover(self.state)
+            for note in notes:
+                if note not in self.state.notes:
+                    self.state.notes.append(note)
+        return self.discovered
 
     def recorded_matching(self, words: Iterable[str], limit: int = 2) -> list[Recorded]:
         """Recorded queries (not yet run) mentioning any of ``words`` (service, symptom)."""

@@ -8,6 +8,7 @@ namespace, every Kubernetes call is made in it.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from opsmate.agent.observe.facts import FactKind
 from opsmate.agent.plan.planner import Planner
@@ -94,8 +95,13 @@ def _metric_survey(state: TaskState, planner: Planner) -> None:
     """Read the request / error / duration series the bundle recorded (whatever the
     instrumentation calls them), and the resource series after them: when logs are quiet
     the fault shows there. The question's symptom chooses which come first: latency for
-    "slow", errors otherwise. Three at survey tier, a few more later."""
-    if not planner.recorded or "query_metrics" not in planner.tools:
+    "slow", errors otherwise. Three at survey tier, a few more later. Live, the queries
+    come from metric discovery (:meth:`Planner.metric_candidates`), ranked the same way;
+    those not read are listed as skipped."""
+    if "query_metrics" not in planner.tools:
+        return
+    candidates = planner.metric_candidates()
+    if not candidates:
         return
     slow = bool(_SLOW_WORDS.search(" ".join(state.questions)))
 
@@ -108,8 +114,10 @@ def _metric_survey(state: TaskState, planner: Planner) -> None:
             return (2, len(text))
         return (9, len(text))
 
-    ranked = sorted(planner.recorded, key=rank)
+    ranked = sorted(candidates, key=rank)
     ranked = [r for r in ranked if rank(r)[0] < 9 and not _about_others(r, state)]
+    if planner.recorded is None:  # live: say which discovered queries the survey leaves
+        _list_unread(planner, ranked[6:])
     for i, r in enumerate(ranked[:6]):
         tier = Tier.SURVEY if i < 3 else Tier.CORROBORATE
         planner.add(
@@ -124,6 +132,14 @@ def _metric_survey(state: TaskState, planner: Planner) -> None:
                 essential=i < 2,  # the first two always run: logs may say nothing
             )
         )
+
+
+def _list_unread(planner: Planner, rest: list[Any]) -> None:
+    """Discovered queries beyond the survey's six: the first few by name, then a count."""
+    for r in rest[:4]:
+        planner.skipped.append(f"{r.query} (discovered; the survey reads six)")
+    if len(rest) > 4:
+        planner.skipped.append(f"and {len(rest) - 4} more discovered queries (not read)")
 
 
 _HANG = re.compile(r"\bhang(?:s|ing)?\b|time[sd]? out|timeouts?|\bstuck\b|超时|卡住", re.I)

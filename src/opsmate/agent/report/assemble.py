@@ -8,6 +8,7 @@ from typing import Any
 from opsmate.agent.evidence import EvidenceStore
 from opsmate.agent.judge.analysis import Analysis
 from opsmate.agent.judge.statements import cause_noun, chain_steps
+from opsmate.agent.kinds import card_for
 from opsmate.agent.model.steps import degenerate
 from opsmate.agent.plan.planner import Planner
 from opsmate.agent.report.model import (
@@ -70,6 +71,7 @@ def assemble_report(
             statement=clean(an.root_statement, 2400),
             confidence=an.confidence,
             evidence=an.root_evidence,
+            failure_mode=card_for(an.root.lead).id if an.root is not None else None,
         )
     for f in state.facts:  # each cited excerpt shows the data its statements rely on
         needles = [x for x in (f.quote, f.message) if x]
@@ -96,7 +98,10 @@ def assemble_report(
     report_facts = report_facts[:20]
     hyps = [
         ReportHypothesis(
-            statement=clean(h.statement, 600), status=h.status, evidence=list(h.evidence)
+            statement=clean(h.statement, 600),
+            status=h.status,
+            evidence=list(h.evidence),
+            failure_mode=h.failure_mode,
         )
         for h in an.hypotheses
     ]

@@ -38,12 +38,14 @@ class RootCause(BaseModel):
     statement: str
     confidence: float = Field(ge=0.0, le=1.0)
     evidence: list[str]
+    failure_mode: str | None = None  # the failure-mode card (docs/failure-modes.md)
 
 
 class ReportHypothesis(BaseModel):
     statement: str
     status: Literal["confirmed", "refuted", "open"]
     evidence: list[str]
+    failure_mode: str | None = None  # the failure-mode card (docs/failure-modes.md)
 
 
 class ReportFact(BaseModel):

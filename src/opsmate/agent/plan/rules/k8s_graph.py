@@ -122,6 +122,8 @@ def keep_checks(checks: Iterable[Check | None]) -> list[Check]:
 
 
 def _unhealthy(p: Pod) -> bool:
+    if p.phase == "Succeeded":
+        return False  # a Job's pod that completed: its containers are not ready by design
     if p.phase in ("Pending", "Failed", "Unknown") or p.reason:
         return True
     for c in p.all_containers():
@@ -130,6 +132,18 @@ def _unhealthy(p: Pod) -> bool:
         if not c.init and not c.ready:
             return True
     return False
+
+
+def _never_started(p: Pod) -> bool:
+    """A pod whose containers have not all started: what it refers to (Secrets,
+    ConfigMaps, claims, its ServiceAccount) may be what holds it. A container that ran —
+    crash-looping, not ready — found its references."""
+    if p.phase == "Pending":
+        return True
+    return any(
+        c.state == "waiting" and c.restarts == 0 and c.reason != "CrashLoopBackOff"
+        for c in p.all_containers()
+    )
 
 
 def _owner(p: Pod) -> str | None:
@@ -162,6 +176,11 @@ def pod_references(result: ToolResult, ctx: RuleContext) -> Iterable[Check]:
     for p in pods[:MAX_PODS]:
         ns = p.namespace
         why = f"pod {p.name} is not healthy"
+        owner = p.owner_ref()
+        if owner and owner.kind in KINDS and owner.kind != "Node":
+            out.append(get_check(ctx, owner.kind, owner.name, ns, f"{why}: its owner {owner.kind}"))
+        if not _never_started(p):
+            continue
         kinds: set[str | None] = {v.type for v in p.volumes}
         for c in p.all_containers():
             kinds |= {e.source for e in c.env} | {e.source for e in c.env_from}
@@ -175,9 +194,6 @@ def pod_references(result: ToolResult, ctx: RuleContext) -> Iterable[Check]:
             out.append(
                 list_check(ctx, "PersistentVolumeClaim", ns, f"{why}: are its claims bound?")
             )
-        owner = p.owner_ref()
-        if owner and owner.kind in KINDS and owner.kind != "Node":
-            out.append(get_check(ctx, owner.kind, owner.name, ns, f"{why}: its owner {owner.kind}"))
         if p.service_account and p.service_account != "default" and p.phase == "Pending":
             out.append(
                 list_check(ctx, "ServiceAccount", ns, f"{why}: does its ServiceAccount exist?")
