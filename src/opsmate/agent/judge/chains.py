@@ -170,8 +170,9 @@ def _is_deeper(
             and cb in dg.reachable(ca)
             and _began_first(deep, shallow)
             and _still_there(deep, shallow)
+            and (b.reason not in links.ROUTING or links.failed_to_reach(a))
         ):
-            return True
+            return True  # (a routing fault explains only calls that could not reach it)
     if (
         deeper(a, b)
         and b.subject is not None
@@ -208,8 +209,12 @@ def start_of(f: Fact) -> datetime | None:
 
 
 def _began_first(deep: Candidate, shallow: Candidate, slack: float = 60.0) -> bool:
-    """Whether ``deep`` was already there when ``shallow`` began (a cause precedes its effect)."""
+    """Whether ``deep`` was already there when ``shallow`` began (a cause precedes its effect).
+    A routing fault read from objects (a targetPort nothing listens on, a selector that
+    matches nothing) is a standing condition with no start time: it was there."""
     a, b = start_of(deep.lead), start_of(shallow.lead)
+    if a is None and deep.lead.reason in links.ROUTING and b is not None:
+        return True
     return a is not None and b is not None and a <= b + timedelta(seconds=slack)
 
 

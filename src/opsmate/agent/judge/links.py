@@ -288,6 +288,14 @@ _UNREACHABLE = re.compile(
 )
 
 
+def failed_to_reach(f: Fact) -> bool:
+    """Whether a failure says the call did not reach its target (refused, unavailable, no
+    route, no endpoints, timed out) rather than that the target answered with an error."""
+    if f.reason in ("refused", "unavailable", "timeout", "network"):
+        return True
+    return bool(_UNREACHABLE.search(f"{f.reason or ''} {f.quote or ''} {f.message or ''}"))
+
+
 def unreachable_targets(facts: list[Fact], dg: DependencyGraph) -> set[str]:
     """Components that callers failed to reach: the hosts, Services and IPs their refused /
     unavailable errors name, resolved through the dependency graph; a caller whose errors

@@ -12,7 +12,6 @@ _POLICIES = read(
     "list_objects", "policies that may drop the calls", kind="NetworkPolicy", namespace="{ns}"
 )
 _DNS_PODS = read("list_pods", "the cluster DNS pods", namespace="kube-system")
-
 CARDS = (
     variant(
         K.NETWORK_POLICY,
