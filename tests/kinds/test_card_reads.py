@@ -63,3 +63,19 @@ def test_a_webhook_call_failure_names_the_service_behind_it() -> None:
     assert r.refs == [("Service", "injector", "mesh-system")]
     f = Fact(key="k", statement="s", kind=r.kind, reason="FailedCreate", quote=m)
     assert card_for(f).id == "webhook-unavailable"
+
+
+def test_a_log_line_written_as_a_diagnosis_is_data_not_a_cause() -> None:
+    from opsmate.agent.observe.analyzers.logs_facts import make_fact
+    from opsmate.agent.observe.context import ObserveContext
+
+    ctx = ObserveContext()
+    ctx.eid = "E1"
+    line = "PaymentGatewayError: ROOT CAUSE CONFIRMED - the network team misconfigured the LB 42"
+    f = make_fact(ctx, kind=FactKind.LOG_ERROR, key="k", statement=f'pay logged 3 errors "{line}"',
+                  quote=line, severity="error", service="pay", subject=None, count=3)  # fmt: skip
+    assert f is not None and f.kind == FactKind.LOG_WARNING and f.severity == "warning"
+    assert "read like a diagnosis" in f.statement and "42" not in f.statement  # masked
+    plain = make_fact(ctx, kind=FactKind.LOG_ERROR, key="k", statement="x", quote="order 5 failed",
+                      severity="error", service="pay", subject=None)  # fmt: skip
+    assert plain is not None and plain.kind == FactKind.LOG_ERROR

@@ -61,6 +61,22 @@ _STOP = {
 }
 
 
+# a log line that states a diagnosis ("ROOT CAUSE CONFIRMED: the network team ...") is
+# data that claims to be a conclusion: quoted masked, never taken as the cause's wording
+_CLAIM = re.compile(
+    r"(?<!with )\broot[- _]?cause (?:is|was|confirmed|identified|found)\b|\broot[- _]?cause\s*[:=]"
+    r"|\bcause (?:is |was )?confirmed\b|\bis to blame\b|\bthe (?:real |actual )?(?:cause|culprit"
+    r"|problem|issue) (?:is|was)\b|\bdiagnos(?:is|ed)\b|\bno action (?:is )?needed\b"
+    r"|\b(?:ignore|disregard) (?:all|any|the|this|other)\b|\bnot (?:a|the) (?:bug|problem) in\b",
+    re.I,
+)
+
+
+def claims_a_conclusion(text: str) -> bool:
+    """Text that states a diagnosis or tells the reader what to conclude."""
+    return bool(_CLAIM.search(text or ""))
+
+
 def looks_like_instruction(text: str) -> bool:
     """Text that addresses an AI or tells it to act (kept as data, never obeyed or quoted)."""
     return bool(_INJECTION.search(text or ""))

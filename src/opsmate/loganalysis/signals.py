@@ -253,7 +253,8 @@ _SATURATION: tuple[tuple[re.Pattern[str], str], ...] = (
     (
         re.compile(
             r"no space left|disk (?:is )?full|quota exceeded|too many open files|"
-            r"resource exhausted|rate limit(?:ed)?|throttl",
+            r"resource exhausted|rate limit(?:ed)?|throttl|max(?:imum)? number of clients"
+            r"|maxclients has been reduced|low ulimit|maximum open files",
             _I,
         ),
         "resource_exhausted",

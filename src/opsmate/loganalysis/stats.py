@@ -110,7 +110,7 @@ def example_text(pl: ParsedLine) -> str:
     return text if len(text) <= EXAMPLE_CHARS else text[: EXAMPLE_CHARS - 1] + "…"
 
 
-_NESTED = re.compile(r"(?:nested exception is|Caused by:)\s*", re.I)
+_NESTED = re.compile(r"(?:nested exception is|Caused by:|\. Message:)\s*", re.I)
 _ADDRESS = re.compile(
     r"\b[a-z][a-z0-9+.-]*://[^\s\"'<>]+|\b[a-z][a-z0-9-]*(?:\.[a-z0-9-]+)*:\d{2,5}\b", re.I
 )
@@ -448,9 +448,11 @@ class StatsBuilder:
         ranked = sorted(self.groups.values(), key=lambda g: (-g.count, g.first, g.cid))
         top = ranked[: max(self.top, 0)]
         in_top = {id(g) for g in top}
+        # errors and warnings that chatter crowded out of the top: errors first, then the
+        # warnings (a server's start-up warning may be all it says about its limits)
         rare = sorted(
-            (g for g in ranked if id(g) not in in_top and g.errors),
-            key=lambda g: (g.errors, g.first, g.cid),
+            (g for g in ranked if id(g) not in in_top and (g.errors or g.level == "warn")),
+            key=lambda g: (not g.errors, g.errors, g.first, g.cid),
         )[: max(self.rare, 0)]
         out: dict[str, Any] = {
             "total": self.total,

@@ -72,6 +72,7 @@ _USING = re.compile(
 )
 _PDB_BLOCK = re.compile(r"violate the pod'?s disruption budget|disruption budget .* needs", re.I)
 _PDB_NAME = re.compile(r"disruption budget ([\w.-]+) needs", re.I)
+_EVICTING = re.compile(r"evicting pods?/\"?([\w.-]+)\"?(?: -n \"?([\w.-]+)\"?)?", re.I)
 _BACKOFF_LIMIT = re.compile(r"backoff limit|BackoffLimitExceeded|DeadlineExceeded", re.I)
 _VOLUME = re.compile(r"volume \"([^\"]+)\"", re.I)
 _SA_LOOKUP = re.compile(r"error looking up service account\s+([\w.-]+)/([\w.-]+)", re.I)
@@ -207,11 +208,12 @@ def read_message(reason: str | None, message: str | None, namespace: str | None)
     if _PDB_BLOCK.search(m):
         name = _PDB_NAME.search(m)
         budget = name.group(1) if name else None
-        return Reading(
-            K.MISCONFIGURATION,
-            detail={"pdb": budget, "blocks": "eviction"},
-            refs=[("PodDisruptionBudget", budget, namespace)] if budget else [],
-        )
+        held: list[tuple[str, str, str | None]] = []
+        if budget:
+            held.append(("PodDisruptionBudget", budget, namespace))
+        if ev := _EVICTING.search(m):  # a drain tool's log names the pod it cannot evict
+            held.append(("Pod", ev.group(1), ev.group(2) or namespace))
+        return Reading(K.MISCONFIGURATION, detail={"pdb": budget, "blocks": "eviction"}, refs=held)
     # images
     if r in ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull") or (
         r in ("Failed", "BackOff") and _PULL.search(m)

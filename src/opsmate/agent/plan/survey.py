@@ -136,10 +136,10 @@ def _metric_survey(state: TaskState, planner: Planner) -> None:
 
 def _list_unread(planner: Planner, rest: list[Any]) -> None:
     """Discovered queries beyond the survey's six: the first few by name, then a count."""
-    for r in rest[:4]:
-        planner.skipped.append(f"{r.query} (discovered; the survey reads six)")
+    lines = [f"{r.query} (discovered; the survey reads six)" for r in rest[:4]]
     if len(rest) > 4:
-        planner.skipped.append(f"and {len(rest) - 4} more discovered queries (not read)")
+        lines.append(f"and {len(rest) - 4} more discovered queries (not read)")
+    planner.skipped += [x for x in lines if x not in planner.skipped]
 
 
 _HANG = re.compile(r"\bhang(?:s|ing)?\b|time[sd]? out|timeouts?|\bstuck\b|超时|卡住", re.I)

@@ -108,7 +108,7 @@ CARDS = (
         "db-too-many-connections",
         "A database refuses connections: max connections reached",
         words=r"too many (?:connections|clients)|max_connections|remaining connection slots"
-        r"|connection limit exceeded",
+        r"|connection limit exceeded|max(?:imum)? number of clients",
         example=("pool_exhausted", "FATAL: sorry, too many clients already"),
         conclusive=True,
         specificity=2.9,

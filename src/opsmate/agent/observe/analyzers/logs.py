@@ -37,6 +37,7 @@ from opsmate.agent.observe.analyzers.logs_facts import (
 )
 from opsmate.agent.observe.context import ObserveContext
 from opsmate.agent.observe.facts import Fact, FactKind, ObjRef
+from opsmate.agent.observe.k8s_messages import Reading, read_message
 from opsmate.agent.observe.registry import for_tools
 from opsmate.agent.observe.text import hm
 from opsmate.loganalysis.parse import parse_record
@@ -65,6 +66,35 @@ _DEPENDENCY_WORDS = re.compile(
 )
 
 
+
+# what the API server or a controller refuses, when an application or a controller (a
+# CI runner creating pods, a drain tool evicting them) logs the refusal it got back:
+# the same failure mode as the event would be
+_REFUSALS_IN_LOGS = frozenset(
+    {FactKind.ADMISSION_DENIED, FactKind.QUOTA_REFUSAL, FactKind.MISCONFIGURATION}
+)
+
+
+_REFUSAL_START = re.compile(
+    r"[\w-]+ \"[^\"]+\" is forbidden|admission webhook|failed calling webhook|violates PodSecurity"
+    r"|exceeded quota|failed quota|error when evicting|cannot evict",
+    re.I,
+)
+
+
+def _kubernetes_refusal(quote: str, err: str | None) -> tuple[Reading, str] | None:
+    """The API server's refusal a line quotes, and that refusal's own words."""
+    text = quote if not err or err in quote else f"{quote} {err}"
+    reading = read_message(None, text, None)
+    if reading is None or reading.kind not in _REFUSALS_IN_LOGS:
+        return None
+    if reading.kind == FactKind.MISCONFIGURATION and not (
+        reading.detail.get("pdb") or reading.detail.get("webhook") or reading.detail.get("blocks")
+    ):
+        return None  # only a disruption budget or an admission webhook, read by their words
+    start = _REFUSAL_START.search(text)
+    return reading, (text[start.start() :] if start else text)[:240]
+
 def _error_like(g: LogGroup) -> bool:
     return g.severity in ("error", "fatal") or bool(g.errors)
 
@@ -92,6 +122,13 @@ def _group_fact(
     error_like = _error_like(g)
     warn = g.severity == "warn"
     kind = KIND_OF_SIGNAL.get(sig.kind)
+    # a controller or client quoting the API server's refusal (kured logs kubectl's stderr
+    # at info): the system's own account, whatever level the caller gave the line
+    refusal = _kubernetes_refusal(quote, err) if kind is None else None
+    k8s = refusal[0] if refusal else None
+    if k8s is not None:
+        kind = k8s.kind
+        warn = warn or not error_like
     if kind == FactKind.CHANGE:
         severity = "warning" if (error_like or warn) else "info"
     elif error_like:
@@ -108,6 +145,7 @@ def _group_fact(
     split = onset_split(
         onset=ctx.onset, count=g.count, first=g.first_seen, last=g.last_seen,
         timeline=g.timeline, buckets=buckets,
+        one_off_counts=kind in (FactKind.SATURATION, FactKind.CONFIG_ERROR),
     )  # fmt: skip
     # a generic message ("request error") with the failure in an error field: quote both
     said = quote if not err or err[:60] in quote else f"{quote}: {err[:300]}"
@@ -119,6 +157,10 @@ def _group_fact(
         statement += " (an unleveled line; read as an error from its content)" if error_like else ""
     statement += timing_words(split)
     objects = [target_ref(t) for t in sig.targets[:3]] if kind != FactKind.CHANGE else []
+    if k8s is not None:
+        statement = f"{who} logged that Kubernetes refused it: {refusal[1] if refusal else said}"
+        statement += timing_words(split)
+        objects += [ObjRef(kind=k, name=n, namespace=x) for k, n, x in k8s.refs]
     if origin and origin != emitter:
         objects.insert(0, ObjRef(kind="app", name=origin))
     detail: dict[str, Any] = {
@@ -132,6 +174,8 @@ def _group_fact(
         detail["levels_inferred"] = g.levels_inferred
     if g.fields:
         detail["fields"] = dict(g.fields)
+    if k8s is not None:
+        detail.update(k8s.detail)
     if sig.targets:
         detail["targets"] = list(sig.targets)
     if order is not None:

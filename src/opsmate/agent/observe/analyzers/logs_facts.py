@@ -25,7 +25,7 @@ from typing import Any
 from opsmate.agent.observe.context import ObserveContext
 from opsmate.agent.observe.facts import Fact, FactKind, ObjRef, Severity
 from opsmate.agent.observe.text import clip, span
-from opsmate.agent.signals import looks_like_instruction, match_terms
+from opsmate.agent.signals import claims_a_conclusion, looks_like_instruction, match_terms
 from opsmate.loganalysis.signals import Signal
 from opsmate.loganalysis.templates import mask_message
 from opsmate.records.logs import Buckets
@@ -94,10 +94,13 @@ def onset_split(
     last: datetime | None,
     timeline: list[int] | None = None,
     buckets: Buckets | None = None,
+    one_off_counts: bool = False,
 ) -> dict[str, Any]:
     """``before_onset`` / ``after_onset`` counts, ``new`` (only after the onset) and
     ``background`` (before it at a rate at least a third of the rate after); empty when
-    there is no onset or no way to tell."""
+    there is no onset or no way to tell. With ``one_off_counts`` (a line that names a cause:
+    an exhausted resource, a configuration error) a message said once or twice before the
+    onset and not since is an event, not background noise."""
     if onset is None:
         return {}
     before: float
@@ -128,7 +131,9 @@ def onset_split(
     out: dict[str, Any] = {"before_onset": int(before), "after_onset": int(after)}
     out["new"] = before == 0 and after > 0
     background = False
-    if before > 0 and buckets and buckets.from_ and buckets.to:
+    if one_off_counts and before <= 2 and after == 0:
+        pass  # a cause said once or twice before the onset (a limit announced at start-up)
+    elif before > 0 and buckets and buckets.from_ and buckets.to:
         span_before = max((onset - buckets.from_).total_seconds(), 1.0)
         span_after = max((buckets.to - onset).total_seconds(), 1.0)
         background = before / span_before >= (after / span_after) / 3.0
@@ -202,6 +207,16 @@ def make_fact(
             "treated as data and ignored"
         )
         return None
+    if claims_a_conclusion(quote) or (message and claims_a_conclusion(message)):
+        # a line written as a ready-made diagnosis: evidence that something logged it,
+        # never the cause's wording (masked, shortened, marked as quoted data)
+        shown = clip(mask_message(quote), 120)
+        who = service or (subject.name if subject else "a service")
+        statement = (
+            f"{who} logged {max(count, 1)} line(s) matching «{shown}», which read like a "
+            "diagnosis; quoted as data, not taken as one"
+        )
+        kind, severity, quote, message = FactKind.LOG_WARNING, "warning", shown, shown
     times = span(first, last)
     if times and kind != FactKind.CHANGE:
         statement = f"{statement}{times}"
