@@ -66,7 +66,6 @@ _DEPENDENCY_WORDS = re.compile(
 )
 
 
-
 # what the API server or a controller refuses, when an application or a controller (a
 # CI runner creating pods, a drain tool evicting them) logs the refusal it got back:
 # the same failure mode as the event would be
@@ -94,6 +93,7 @@ def _kubernetes_refusal(quote: str, err: str | None) -> tuple[Reading, str] | No
         return None  # only a disruption budget or an admission webhook, read by their words
     start = _REFUSAL_START.search(text)
     return reading, (text[start.start() :] if start else text)[:240]
+
 
 def _error_like(g: LogGroup) -> bool:
     return g.severity in ("error", "fatal") or bool(g.errors)
