@@ -87,3 +87,11 @@ def candidates(question: str) -> list[Card]:
         c for c in cards() if c.asks and c.role == Role.CAUSE and re.search(c.asks, question, re.I)
     ]
     return sorted(out, key=lambda c: c.base)
+
+
+def weak_root(f: Fact) -> bool:
+    """A root cause that says little on its own: a failure mode that is itself an effect
+    (a caller's refused connection, a probe that times out) or an unclassified error line.
+    An investigation does not stop on one while checks remain."""
+    card = card_for(f)
+    return card.needs_deeper or (card.base and card.fact == FactKind.LOG_ERROR)

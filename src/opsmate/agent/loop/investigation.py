@@ -17,6 +17,7 @@ import threading
 import time
 
 from opsmate.agent.judge.analysis import analyse
+from opsmate.agent.kinds.registry import weak_root
 from opsmate.agent.loop.engine import Engine, Limits
 from opsmate.agent.loop.events import (
     EventSink,
@@ -195,6 +196,8 @@ class Investigation(Steps, ModelTurns):
         an = analyse(self.state.model_copy(deep=True), self.e.store, docs, self.e.graph)
         if an.root is None:
             return False
+        if self.state.pending and weak_root(an.root.lead):
+            return False  # an effect or a bare error line: what is still queued may say why
         # the checks of the runbook about the root cause say what else to confirm: run them
         return not (an.root.rid and any(p.runbook == an.root.rid for p in self.state.pending))
 

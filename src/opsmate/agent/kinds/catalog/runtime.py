@@ -15,7 +15,8 @@ CARDS = (
         K.SATURATION,
         "too-many-open-files",
         "The process runs out of file descriptors",
-        words=r"too many open files|EMFILE|ulimit|open files limit|maximum open files|file descriptor",
+        words=r"too many open files|EMFILE|ulimit|open files limit|maximum open files"
+        r"|file descriptor",
         example=("resource_exhausted", "accept tcp [::]:8080: accept4: too many open files"),
         conclusive=True,
         specificity=3.0,

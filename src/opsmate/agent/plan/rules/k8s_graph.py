@@ -453,15 +453,21 @@ def workloads_behind_service(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
     a template whose labels changed?)."""
     if fact.subject is None or fact.subject.kind != "Service":
         return []
+    later: Tier | None = None
     if ctx.subject.names and not fact.focus and not _named_by_failures(fact, ctx):
-        return []  # another Service than the one asked about, not named by its failures
+        if fact.kind != K.SELECTOR_MISMATCH:
+            return []  # another Service than the one asked about, its pods merely not ready
+        # a Service with no pod at all may be where the subject's calls end (a workload
+        # scaled to zero behind it): its workloads are one or two reads that decide it
+        later = Tier.EXPLAIN
     ns = fact.subject.namespace
-    return keep_checks(
+    checks = keep_checks(
         [
             list_check(ctx, "Deployment", ns, f"Service {fact.subject.name} has no endpoints"),
             list_check(ctx, "StatefulSet", ns, f"Service {fact.subject.name} has no endpoints"),
         ]
     )
+    return [dataclasses.replace(c, tier=later) for c in checks] if later else checks
 
 
 def _named_by_failures(fact: Fact, ctx: RuleContext) -> bool:
