@@ -145,12 +145,26 @@ def map_environment(name: str, known: Sequence[str] = ()) -> str:
     return canon
 
 
+_NS_BEFORE = re.compile(r"(?:\bnamespace|\bns|命名空间)\s*[:=]?\s*[\"'`]?$")
+_NS_AFTER = re.compile(r"^[\"'`]?\s*(?:namespace\b|命名空间)")
+
+
+def _names_a_namespace(low: str, pos: int, n: int) -> bool:
+    """Whether the word at ``pos`` is said as a namespace ("namespace X", "X namespace",
+    "ns: X")."""
+    return bool(_NS_BEFORE.search(low[max(0, pos - 16) : pos])) or bool(
+        _NS_AFTER.match(low[pos + n : pos + n + 14])
+    )
+
+
 def detect_services(text: str, known: Iterable[str] = ()) -> list[str]:
     """Service names in ``text``: known names (in text order), then ``xxx-service`` patterns."""
     found: list[tuple[int, str]] = []
     low = text.lower()
     for name in sorted({k for k in known if k}, key=len, reverse=True):
         for pos in _word_iter(low, name.lower()):
+            if _names_a_namespace(low, pos, len(name)):
+                continue  # "in namespace gitea": the namespace, not a service of that name
             if not any(p <= pos < p + len(s) for p, s in found):
                 found.append((pos, name))
             break

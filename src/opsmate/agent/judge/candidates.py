@@ -140,8 +140,8 @@ def explained_by(
     the same thread. A bare metric shift is taken only when nothing else is explained."""
     for pool in (mine, linked):
         for s in pool:
-            if not can_explain(c, s) or s.kind == K.METRIC_SHIFT:
-                continue  # a bare metric shift is context, not what the user sees
+            if not can_explain(c, s) or s.kind == K.METRIC_SHIFT or s.severity == "info":
+                continue  # a bare metric shift, an init container that completed: not trouble
             near = same_thread(c, s)
             if pool is mine:
                 near = near or (s.focus and (c.focus or relation == links.LINKED))
@@ -180,6 +180,10 @@ def build(
             score *= 1.4 if cand.explains in mine else 1.2
         elif reported is not None and can_explain(c, reported) and cand.relation == links.SUBJECT:
             score *= 1.15
+        if reported is not None and cand.relation == links.SCOPE and reported != K.ERROR_RATE:
+            # a namespace-wide question that says what is wrong ("pods pending in ns x"):
+            # a cause of that symptom before causes of others
+            score *= 1.3 if can_explain(c, reported) else 0.6
         if c.background:
             score *= 0.4
         cand.change = change_for(c, changes)

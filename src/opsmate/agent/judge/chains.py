@@ -21,7 +21,7 @@ from opsmate.agent.judge.candidates import Candidate, same_thread
 from opsmate.agent.judge.causality import deeper
 from opsmate.agent.kinds import Trait, card_for
 from opsmate.agent.observe.depgraph import DependencyGraph, fact_component
-from opsmate.agent.observe.facts import Fact
+from opsmate.agent.observe.facts import Fact, ObjRef
 from opsmate.agent.observe.facts import FactKind as K
 from opsmate.agent.observe.graph import ObjectGraph
 
@@ -149,12 +149,33 @@ def _runs_on(f: Fact, node: str, graph: ObjectGraph) -> bool:
     return False
 
 
+def _refers_to(f: Fact, obj: ObjRef | None, graph: ObjectGraph) -> bool:
+    """Whether the pods ``f`` is about refer to ``obj`` (a claim, ConfigMap or Secret they
+    mount, the ServiceAccount they run as): a cause on that object reaches them."""
+    if obj is None or obj.kind not in ("PersistentVolumeClaim", "ConfigMap", "Secret",
+                                       "ServiceAccount"):  # fmt: skip
+        return False
+    names = set(f.names())
+    for p in graph.pods(obj.namespace):
+        if not p.name or not (
+            p.name.lower() in names or any(p.name.lower().startswith(n + "-") for n in names)
+        ):
+            continue
+        if obj.kind == "ServiceAccount" and p.service_account == obj.name:
+            return True
+        if any(v.ref_name == obj.name for v in p.volumes):
+            return True
+    return False
+
+
 def _is_deeper(
     shallow: Candidate, deep: Candidate, graph: ObjectGraph, dg: DependencyGraph | None = None
 ) -> bool:
     a, b = shallow.lead, deep.lead
     if deeper(a, b) and same_thread(a, b):
         return True
+    if deeper(a, b) and _refers_to(a, b.subject, graph):
+        return True  # the claim / ConfigMap / Secret / ServiceAccount the pods refer to
     if (
         dg is not None
         and _reaching(a)

@@ -110,6 +110,7 @@ CARDS = (
             "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims.",
         ),
         needs_deeper=True,
+        deeper=frozenset({K.MISCONFIGURATION, K.MISSING_REFERENCE, K.NODE_PROBLEM}),
         phrase="a volume claim that is not bound",
         reads=(
             read(
