@@ -253,6 +253,8 @@ def read_message(reason: str | None, message: str | None, namespace: str | None)
     ):
         condition = pressure_condition(r, m)
         return Reading(K.NODE_PROBLEM, detail={"condition": condition} if condition else {})
+    if r in ("TooManyMissedTimes", "MissedSchedule", "InvalidSchedule", "FailedNeedsStart"):
+        return Reading(K.MISCONFIGURATION, detail={"cronjob": r})  # a CronJob not scheduling
     if r in ("FailedGetResourceMetric", "FailedComputeMetricsReplicas", "FailedGetScale"):
         return Reading(K.MISCONFIGURATION, detail={"hpa": True})
     if r in ("CreateContainerConfigError", "CreateContainerError", "RunContainerError"):

@@ -125,6 +125,20 @@ CARDS = (
     ),
     variant(
         K.SCHEDULING,
+        "node-name-missing",
+        "A pod is bound (spec.nodeName) to a node that does not exist",
+        reasons=("NodeNotFound",),
+        phrase="a pod bound to a node that does not exist",
+        check="compare the pod's spec.nodeName with the nodes: `kubectl get nodes` and "
+        "`kubectl -n {ns} get {obj} -o jsonpath='{{.spec.nodeName}}'`",
+        mitigation="remove the nodeName pin from {workload} (or use a nodeSelector) so the "
+        "scheduler places it (a reviewed change)",
+        topics=("pending", "node", "nodename", "schedul"),
+        reads=(_NODES,),
+        catalog=("AIOpsLab:assign to non-existent node", "ITBench:scheduling"),
+    ),
+    variant(
+        K.SCHEDULING,
         "nodes-cordoned-pending",
         "Pods pending because nodes are cordoned (unschedulable)",
         words=r"cordon|unschedulable:|were unschedulable|node\(s\) were unschedulable",
