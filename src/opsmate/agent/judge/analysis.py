@@ -26,7 +26,7 @@ from opsmate.agent.evidence import EvidenceStore
 from opsmate.agent.intake.subject import Subject
 from opsmate.agent.judge import chains, links, transients, walk
 from opsmate.agent.judge.candidates import Candidate, build, order_symptoms, same_thread
-from opsmate.agent.judge.causality import Role, role
+from opsmate.agent.judge.causality import Role, can_explain, role
 from opsmate.agent.judge.saturation import derive_saturation
 from opsmate.agent.judge.statements import root_statement
 from opsmate.agent.kinds import card_for
@@ -161,6 +161,8 @@ def analyse(
             ]
         )[:3]
     root = next((c for c in cands if c.supported and c.relation not in links.NOT_A_CAUSE), None)
+    if root is not None and not _explains_something(root, reported):
+        root = None  # a cause that explains no symptom seen or asked about: not the answer
     if root is not None and path.root and depgraph.fact_component(dg, root.lead) == path.root:
         hops = [f for f in walk.chain_facts(path) if f is not root.lead and f not in root.chain]
         root.chain = hops + root.chain
@@ -178,6 +180,20 @@ def analyse(
     return Analysis(
         hyps, root, statement, evidence, round(min(confidence, 0.95), 2), "", onset, cands
     )
+
+
+def _explains_something(c: Candidate, reported: K | None) -> bool:
+    """Whether a root candidate is linked to a symptom: one it explains or reaches, the
+    symptom the question reports, or (a change) what began after it. A standing condition
+    that explains nothing observed — a CronJob suspended on purpose in a namespace whose
+    pods merely completed — is a lead, not the answer."""
+    if c.explains is not None or c.reaches is not None or c.lead.kind == K.CHANGE:
+        return True
+    if reported is None or reported in (K.ERROR_RATE, K.LATENCY, K.ALERT):
+        return True  # no symptom said, or failing requests: any failure behind them may do
+    if c.relation == links.LINKED:
+        return True  # a dependency's own failure, reached through what the subject calls
+    return can_explain(c.lead, reported)
 
 
 def _impact(root: Candidate, facts: list[Fact], rel: dict[str, str], names: set[str]) -> list[Fact]:

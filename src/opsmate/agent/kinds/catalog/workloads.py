@@ -12,6 +12,9 @@ _JOBS = (
     read("list_objects", "CronJobs and their schedule", kind="CronJob", namespace="{ns}"),
     read("list_objects", "Jobs and their state", kind="Job", namespace="{ns}"),
 )
+# what a Job or CronJob that does not run explains: its own failure or an alert about it,
+# never another workload's pods
+_JOB_SYMPTOMS = frozenset({K.JOB_FAILED, K.ALERT})
 _HPA = read("list_objects", "autoscalers", kind="HorizontalPodAutoscaler", namespace="{ns}")
 
 CARDS = (
@@ -37,6 +40,7 @@ CARDS = (
         "A CronJob or Job is suspended, so nothing runs",
         reasons=("Suspended",),
         traits=frozenset({Trait.STUCK}),
+        explains=_JOB_SYMPTOMS,
         conclusive=True,
         specificity=3.0,
         phrase="a suspended CronJob / Job",
@@ -54,6 +58,7 @@ CARDS = (
         "A CronJob misses its schedule (invalid schedule, missed deadline, too many misses)",
         reasons=("InvalidSchedule", "MissedSchedule", "TooManyMissedTimes", "FailedNeedsStart"),
         traits=frozenset({Trait.STUCK}),
+        explains=_JOB_SYMPTOMS,
         conclusive=True,
         specificity=2.8,
         phrase="a CronJob that stopped scheduling",
@@ -70,6 +75,7 @@ CARDS = (
         "A Job never completes because a sidecar keeps running",
         reasons=("SidecarNeverExits",),
         traits=frozenset({Trait.STUCK}),
+        explains=_JOB_SYMPTOMS,
         conclusive=True,
         specificity=3.0,
         phrase="a sidecar that keeps the Job's pod running after its work is done",
