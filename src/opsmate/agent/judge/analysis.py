@@ -135,6 +135,9 @@ def analyse(
             comp = depgraph.fact_component(dg, c.lead)
             if comp is None or comp not in reached:
                 c.supported, c.conclusive = False, False
+        elif c.lead.kind == K.PROBE_FAILURE and c.lead.count < card_for(c.lead).at_least:
+            c.supported, c.conclusive = False, False  # fewer failures than fail a pod: a blip
+            c.score *= 0.5
         elif transients.passed_after_start(c.lead, facts):
             c.supported, c.conclusive = False, False  # the pod started, then passed
             c.score *= 0.3

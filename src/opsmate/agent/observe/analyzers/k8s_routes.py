@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from opsmate.agent.observe.analyzers.k8s_common import evidence, graph_cached, k8s_fact, quoted, ref
 from opsmate.agent.observe.context import ObserveContext
-from opsmate.agent.observe.facts import Fact
+from opsmate.agent.observe.facts import Fact, ObjRef
 from opsmate.agent.observe.facts import FactKind as K
 from opsmate.agent.observe.registry import over_graph
 from opsmate.records.k8s import Condition
@@ -121,6 +121,7 @@ def _route(ctx: ObserveContext, route: HTTPRoute) -> list[Fact]:
     mine = ("HTTPRoute", ns, route.name)
     hosts = f" (host {', '.join(route.hostnames[:2])})" if route.hostnames else ""
     out: list[Fact] = []
+    by = [ObjRef(kind="host", name=h) for h in route.hostnames[:3]]  # what users reach it by
     for p in route.parents:
         if (p.kind or "Gateway") != "Gateway" or not p.name:
             continue
@@ -136,7 +137,7 @@ def _route(ctx: ObserveContext, route: HTTPRoute) -> list[Fact]:
                     f"(parentRefs), which does not exist in {pns}",
                     subject=me,
                     evidence=evidence(g, mine, proof),
-                    objects=[ref("Gateway", p.name, pns)],
+                    objects=[ref("Gateway", p.name, pns), *by],
                     reason="RouteParentNotFound",
                     conclusive=True,
                 )
@@ -154,7 +155,7 @@ def _route(ctx: ObserveContext, route: HTTPRoute) -> list[Fact]:
                 f"({bad.reason}): {bad.message or 'no message'}",
                 subject=me,
                 evidence=evidence(g, mine),
-                objects=[ref("Gateway", str(st.parent), ns)] if st.parent else [],
+                objects=([ref("Gateway", str(st.parent), ns)] if st.parent else []) + by,
                 reason="RouteNotAllowed" if bad.type == "Accepted" else "RouteNotAccepted",
                 message=bad.message,
                 conclusive=True,
@@ -176,7 +177,7 @@ def _route(ctx: ObserveContext, route: HTTPRoute) -> list[Fact]:
                     f"(backendRefs), which does not exist in {bns}",
                     subject=me,
                     evidence=evidence(g, mine, proof),
-                    objects=[ref("Service", b.name, bns)],
+                    objects=[ref("Service", b.name, bns), *by],
                     reason="RouteBackendNotFound",
                     conclusive=True,
                 )
@@ -194,7 +195,7 @@ def _route(ctx: ObserveContext, route: HTTPRoute) -> list[Fact]:
                         f"{quoted(sorted(str(p) for p in ports))}",
                         subject=me,
                         evidence=evidence(g, mine, ("Service", bns, b.name)),
-                        objects=[ref("Service", b.name, bns)],
+                        objects=[ref("Service", b.name, bns), *by],
                         reason="RouteBackendPortNotFound",
                         conclusive=True,
                     )

@@ -215,6 +215,9 @@ def subject_objects(result: ToolResult, ctx: RuleContext) -> Iterable[Check]:
         )
     if s.hosts:
         out.append(list_check(ctx, "Ingress", s.namespace, f"the question names host {s.hosts[0]}"))
+        out.append(
+            list_check(ctx, "HTTPRoute", s.namespace, f"a Gateway API route for {s.hosts[0]}?")
+        )
     return keep_checks(out)
 
 
