@@ -96,7 +96,8 @@ def test_subject_objects_reads_what_the_question_names() -> None:
     ]
     h = Subject(hosts=["shop.example.test"])
     assert calls(run_result("subject_objects", result("list_pods", {}), rctx(h))) == [
-        ("list_objects", {"kind": "Ingress", "namespace": NS})
+        ("list_objects", {"kind": "Ingress", "namespace": NS}),
+        ("list_objects", {"kind": "HTTPRoute", "namespace": NS}),  # the Gateway API's routes
     ]
     assert (
         run_result(
