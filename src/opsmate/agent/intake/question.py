@@ -355,7 +355,7 @@ def _word_iter(low: str, word: str) -> Iterable[int]:
 
 
 _HEALTHY = re.compile(
-    r"([a-z0-9][a-z0-9-]*[a-z0-9])(?:\s+(?:page|service|pod|pods|itself|api|dashboards?|metrics|"
+    r"([a-z0-9][a-z0-9-]*[a-z0-9])(?:\s+(?:page|service|pod|pods|all|itself|api|dashboards?|metrics|"
     r"graphs?|panels?|side|status))*\s+(?:(?:is|are|looks?|"
     r"seems?|appears?)\s+(?:to be\s+)?(?:healthy|fine|ok|okay|up|working|normal|green"
     r"|not the problem)|works(?: fine)?|itself works)\b",
