@@ -154,7 +154,9 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "passed": passed,
         "complete": len(complete),
         "confidently_wrong": wrong,
-        "precision_complete": round((len(complete) - wrong) / len(complete), 3) if complete else None,
+        "precision_complete": round((len(complete) - wrong) / len(complete), 3)
+        if complete
+        else None,
         "partial_faults": len(partial_faults),
         "partial_top3": sum(1 for r in partial_faults if r.get("top3")),
         "seconds_median": statistics.median([r["seconds"] for r in rows]) if rows else None,
@@ -163,7 +165,9 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("sets", nargs="*", help="set names (evals/<name>, peer-dev) or case folders")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--fails", action="store_true", help="list every failing case")
@@ -174,7 +178,9 @@ def main() -> int:
     all_sets = set_dirs()
     for name in HELD:
         if name in a.sets and (ROOT / "evals" / name).is_dir():
-            all_sets[name] = sorted(p.parent for p in (ROOT / "evals" / name).glob("*/expected.yaml"))
+            all_sets[name] = sorted(
+                p.parent for p in (ROOT / "evals" / name).glob("*/expected.yaml")
+            )
     chosen: dict[str, list[Path]] = {}
     for name in a.sets or list(all_sets):
         key = Path(name).name if name not in all_sets else name
@@ -199,7 +205,8 @@ def main() -> int:
         by_set.setdefault(s, []).append(r)
     summaries = {s: summarize(rows) for s, rows in by_set.items()}
     summaries["ALL"] = summarize(results)
-    print(f"{'set':14s} {'pass':>9s} {'CW':>4s} {'prec(complete)':>15s} {'partial top3':>13s} {'median s':>9s}")
+    head = ("set", "pass", "CW", "prec(complete)", "partial top3", "median s")
+    print(f"{head[0]:14s} {head[1]:>9s} {head[2]:>4s} {head[3]:>15s} {head[4]:>13s} {head[5]:>9s}")
     for s, m in summaries.items():
         prec = "-" if m["precision_complete"] is None else f"{m['precision_complete']:.3f}"
         print(
@@ -216,15 +223,15 @@ def main() -> int:
         for r in results:
             o = old.get((r["set"], r["case"]))
             if o is not None and (o["passed"], o["status"]) != (r["passed"], r["status"]):
-                print(
-                    f"CHANGED {r['set']}/{r['case']}: {o['status']}/{'pass' if o['passed'] else 'fail'}"
-                    f" -> {r['status']}/{'pass' if r['passed'] else 'fail'}  {r['why'][:120]}"
-                )
+                was = f"{o['status']}/{'pass' if o['passed'] else 'fail'}"
+                now = f"{r['status']}/{'pass' if r['passed'] else 'fail'}"
+                print(f"CHANGED {r['set']}/{r['case']}: {was} -> {now}  {r['why'][:120]}")
     print(f"({time.time() - t0:.0f} s)")
     if a.out:
         Path(a.out).parent.mkdir(parents=True, exist_ok=True)
         Path(a.out).write_text(
-            json.dumps({"summaries": summaries, "rows": results}, indent=1, ensure_ascii=False) + "\n"
+            json.dumps({"summaries": summaries, "rows": results}, indent=1, ensure_ascii=False)
+            + "\n"
         )
     return 0
 

@@ -1,4 +1,12 @@
-"""Shared fixtures. Tests never see the developer's own config, data or home."""
+"""Shared fixtures. Tests never see the developer's own config, data or home.
+
+The MiniLM ONNX embedding model (vector search) is found where a user has it: chromadb's
+cache of the real home (``~/.cache/chroma/onnx_models/all-MiniLM-L6-v2/onnx``, filled by
+the first ``opsmate index`` with internet access), ``OPSMATE_TEST_MINILM_DIR``, or the
+development machine's ``../shared/models``; the isolated test HOME gets it symlinked.
+Without it, the tests marked ``needs_minilm`` skip with a reason saying how to get it
+(``OPSMATE_TEST_MINILM_DIR=none`` simulates such a machine); everything else runs.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +18,46 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED_MODELS = REPO.parent / "shared" / "models" / "all-MiniLM-L6-v2" / "onnx"
+MINILM = Path("all-MiniLM-L6-v2") / "onnx"
+SHARED_MODELS = REPO.parent / "shared" / "models" / MINILM
+USER_CHROMA_CACHE = Path.home() / ".cache" / "chroma" / "onnx_models" / MINILM  # the real home
+MINILM_HOW = (
+    "the MiniLM ONNX embedding model is not on this machine: run `opsmate index PATH` once "
+    "with internet access (chromadb downloads it into ~/.cache/chroma/onnx_models/"
+    "all-MiniLM-L6-v2/onnx), or set OPSMATE_TEST_MINILM_DIR to a folder holding its "
+    "model.onnx and tokenizer.json"
+)
 _SESSION_HOME: Path | None = None
+
+
+def minilm_source() -> Path | None:
+    """The folder holding the MiniLM ONNX files (see the module docstring), or None."""
+    chosen = os.environ.get("OPSMATE_TEST_MINILM_DIR", "")
+    if chosen.lower() == "none":
+        return None
+    candidates = [Path(chosen).expanduser()] if chosen else []
+    for folder in [*candidates, USER_CHROMA_CACHE, SHARED_MODELS]:
+        if (folder / "model.onnx").is_file() and (folder / "tokenizer.json").is_file():
+            return folder
+    return None
+
+
+MINILM_SOURCE = minilm_source()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "needs_minilm: needs the MiniLM ONNX embedding model (skips without it)"
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if MINILM_SOURCE is not None:
+        return
+    skip = pytest.mark.skip(reason=MINILM_HOW)
+    for item in items:
+        if item.get_closest_marker("needs_minilm") is not None:
+            item.add_marker(skip)
 
 
 def _seeded_home(tmp_root: Path) -> Path:
@@ -19,8 +65,8 @@ def _seeded_home(tmp_root: Path) -> Path:
     home = tmp_root / "home"
     onnx = home / ".cache" / "chroma" / "onnx_models" / "all-MiniLM-L6-v2" / "onnx"
     onnx.mkdir(parents=True, exist_ok=True)
-    if SHARED_MODELS.is_dir():
-        for f in SHARED_MODELS.iterdir():
+    if MINILM_SOURCE is not None:
+        for f in MINILM_SOURCE.iterdir():
             dst = onnx / f.name
             if not dst.exists():
                 os.symlink(f, dst)
@@ -55,7 +101,7 @@ def isolated_user_dirs(
 
 @pytest.fixture(scope="session")
 def minilm_available() -> bool:
-    return (SHARED_MODELS / "model.onnx").exists()
+    return MINILM_SOURCE is not None
 
 
 @pytest.fixture

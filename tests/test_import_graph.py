@@ -29,7 +29,7 @@ FLOORS: list[tuple[str, ...]] = [
     # 4: data sources behind the tool envelope
     ("tools",),
     # 5: the engine and what drives it without a face
-    ("agent", "capture", "alerting", "probes"),
+    ("agent", "capture", "alerting", "probes", "history"),
     # 6: evaluation and the terminal UI (a face over the engine)
     ("evaluation", "tui"),
     # 7: the command implementations (one of which starts the TUI)
@@ -42,7 +42,15 @@ FLOORS: list[tuple[str, ...]] = [
 # contract (contracts section 4) that runbook front matter is validated against; they import
 # nothing but pydantic, the kind table and typed records, so they stand on floor 2 although
 # they live in tools/ beside the executor that enforces them.
-MODULE_FLOORS = {"opsmate.tools.schemas": 2, "opsmate.tools.k8s_kinds": 2}
+MODULE_FLOORS = {
+    "opsmate.tools.schemas": 2,
+    "opsmate.tools.k8s_kinds": 2,
+    # redaction is a pure text function (it imports the ground floor only): the runbook
+    # reranker redacts what it sends a model with it, so it stands on floor 2 too
+    "opsmate.tools.redact": 2,
+    "opsmate.tools.redact_rules": 2,
+    "opsmate.tools.redact_shapes": 2,
+}
 
 # Known circles, each to be removed by its owner (none today: keep it that way).
 KNOWN_CYCLES: list[frozenset[str]] = []

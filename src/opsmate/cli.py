@@ -104,11 +104,22 @@ def index(
         str | None,
         typer.Option("--embedding", help="Embedding backend: onnx | gguf | openai | none."),
     ] = None,
+    to: Annotated[
+        str | None,
+        typer.Option(
+            "--to",
+            metavar="SERVER",
+            help="Publish to the team's shared index at this URL instead (a Chroma server; "
+            "Elasticsearch when knowledge.backend is elasticsearch): a new generation, "
+            "then an atomic switch. For a CI job.",
+        ),
+    ] = None,
     config: ConfigOpt = None,
 ) -> None:
     """Index Markdown runbooks (incremental; atomic per document).
 
     Example: opsmate index runbooks/ --index-dir /tmp/idx --json
+    Team index, from CI: opsmate index runbooks/ --to http://chroma.internal:8000 --json
     """
     from opsmate.commands.index import run_index
 
@@ -118,6 +129,7 @@ def index(
         json_out=json_out,
         embedding=embedding,
         config_path=_config(ctx, config),
+        to=to,
     )
 
 
@@ -213,7 +225,8 @@ def diagnose(
         typer.Option(
             "--session",
             help="Save the session to FILE after the run; when FILE exists, load it and "
-            "answer QUESTION as a follow-up.",
+            "answer QUESTION as a follow-up. A session's environment, services, window and "
+            "bundle are fixed when it starts: flags that disagree are an error.",
         ),
     ] = None,
     alert: Annotated[
@@ -286,6 +299,37 @@ def alerts(
     from opsmate.commands.alerts import run_alerts
 
     run_alerts(env=env, json_out=json_out, config_path=_config(ctx, config))
+
+
+@app.command()
+def history(
+    ctx: typer.Context,
+    service: Annotated[
+        str | None, typer.Option("--service", help="Only incidents of this service / subject.")
+    ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option("--since", help="Only incidents that started this recently, e.g. 30d."),
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Most incidents listed.")] = 100,
+    json_out: JsonOpt = False,
+    config: ConfigOpt = None,
+) -> None:
+    """List past incidents that watch and diagnose kept (history.*), newest first.
+
+    A report names matching past incidents (same subject and cause kind) as seen_before
+    H1, H2 ...: context, never evidence. Examples: opsmate history --since 30d;
+    opsmate history --service order-service --json
+    """
+    from opsmate.commands.history import run_history
+
+    run_history(
+        service=service,
+        since=since,
+        limit=limit,
+        json_out=json_out,
+        config_path=_config(ctx, config),
+    )
 
 
 @app.command()
@@ -456,7 +500,9 @@ def tool(
 
 @auth_app.command("set")
 def auth_set(
-    source: Annotated[str, typer.Argument(help="prometheus | elasticsearch")],
+    source: Annotated[
+        str, typer.Argument(help="prometheus | elasticsearch | loki | alertmanager | watch")
+    ],
     env: Annotated[str | None, typer.Option("--env", help="Environment it applies to.")] = None,
     username: Annotated[str | None, typer.Option("--username", help="Basic-auth user.")] = None,
 ) -> None:
@@ -468,7 +514,9 @@ def auth_set(
 
 @auth_app.command("delete")
 def auth_delete(
-    source: Annotated[str, typer.Argument(help="prometheus | elasticsearch")],
+    source: Annotated[
+        str, typer.Argument(help="prometheus | elasticsearch | loki | alertmanager | watch")
+    ],
     env: Annotated[str | None, typer.Option("--env")] = None,
 ) -> None:
     """Remove a stored credential."""

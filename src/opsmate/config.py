@@ -148,6 +148,51 @@ class RetrievalConfig(_Strict):
     rerank_model_margin: float = 0.15  # the most the model's ranking adds to a feature score
 
 
+_DOMAIN_RE = re.compile(r"[a-z0-9][a-z0-9._-]{0,62}")
+
+
+class KnowledgeConfig(_Strict):
+    """Where the runbook index lives and which team domains this user reads (``knowledge:``).
+
+    ``embedded``: the index in ``index_dir`` (one machine). ``chroma-server``: a Chroma HTTP
+    server shared by the team (``chroma run``), written by ``opsmate index --to URL`` in CI.
+    ``elasticsearch``: one Elasticsearch index (BM25 + ``dense_vector`` kNN), for large
+    organisations. ``domains``: the domains this user reads (None: every domain).
+    """
+
+    backend: Literal["embedded", "chroma-server", "elasticsearch"] = "embedded"
+    url: str | None = None  # the shared server: http(s)://host:port
+    collection: str = "opsmate-runbooks"  # chroma pointer collection / elasticsearch alias
+    tenant: str = "default_tenant"  # chroma-server
+    database: str = "default_database"  # chroma-server
+    token_env: str | None = None  # variable holding a bearer token (chroma) / API key (ES)
+    verify_tls: bool = True
+    timeout: Seconds = 15.0
+    # a reader re-reads the published pointer at most this often (0: before every query)
+    refresh_seconds: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 30.0
+    keep_generations: Annotated[int, Field(ge=2, le=20)] = 2  # kept on the server
+    domains: list[str] | None = None  # None: every domain
+
+    @model_validator(mode="after")
+    def _check(self) -> KnowledgeConfig:
+        if self.url is not None and not re.match(r"https?://[^/\s]+", self.url):
+            raise ValueError(f"url must be an http(s) URL, not {self.url[:40]!r}")
+        if not re.fullmatch(r"[a-zA-Z0-9][a-zA-Z0-9._-]{1,40}[a-zA-Z0-9]", self.collection):
+            raise ValueError(
+                "collection must be 3-42 letters, digits, '.', '_' or '-', "
+                f"starting and ending with a letter or digit, not {self.collection!r}"
+            )
+        if self.domains is not None:
+            names = [str(d).strip().lower() for d in self.domains]
+            if not names:
+                raise ValueError("domains is empty: name at least one, or leave it unset")
+            bad = [d for d in names if not _DOMAIN_RE.fullmatch(d)]
+            if bad:
+                raise ValueError(f"domain {bad[0]!r} is not a name (a-z, 0-9, '.', '_', '-')")
+            self.domains = list(dict.fromkeys(names))
+        return self
+
+
 class LLMConfig(_Strict):
     n_ctx: Count = 8192
     n_threads: Count | None = None
@@ -209,6 +254,41 @@ class AlertingConfig(_Strict):
     dedupe_seconds: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 600.0
 
 
+class HistoryConfig(_Strict):
+    """The incident history: ``opsmate history`` and a report's ``seen_before``."""
+
+    # watch and diagnose keep each report's incident (diagnose --demo never does)
+    enabled: bool = True
+    backend: Literal["sqlite"] = "sqlite"  # a shared backend joins here when configured
+    path: str | None = None  # default: <user data dir>/history.sqlite3
+    seen_before: Annotated[int, Field(ge=0, le=20)] = 3  # past incidents a report names
+    seen_before_days: Seconds = 365.0  # how far back they are looked for
+
+
+class SinkConfig(_Strict):
+    """One place ``watch`` sends each report besides ``--out`` (``sinks:``)."""
+
+    type: Literal["webhook", "slack"]  # webhook: the report JSON; slack: a chat message
+    name: str | None = None  # in logs and metrics (default: type and position, slack1)
+    url: str | None = None
+    url_env: str | None = None  # an environment variable holding the URL (a secret)
+    token_env: str | None = None  # an environment variable holding a bearer token
+    report_url: str | None = None  # link to the full report: {json}, {md}, {name} filled in
+    timeout: Seconds = 10.0
+    attempts: Count = 5  # tries of one delivery before it is given up (and logged)
+    backoff_seconds: Seconds = 1.0  # first wait between tries; doubles each time
+    max_backoff_seconds: Seconds = 60.0
+    verify_tls: bool = True
+
+    @model_validator(mode="after")
+    def _one_url(self) -> SinkConfig:
+        if (self.url is None) == (self.url_env is None):
+            raise ValueError("give exactly one of url and url_env")
+        if self.url is not None and not re.match(r"https?://[^/\s]+", self.url):
+            raise ValueError(f"url must be an http(s) URL, not {self.url[:40]!r}")
+        return self
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="OPSMATE_",
@@ -223,11 +303,14 @@ class Settings(BaseSettings):
     environments: dict[str, EnvironmentConfig] = Field(default_factory=dict)
     embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
+    knowledge: KnowledgeConfig = Field(default_factory=KnowledgeConfig)
     llm: LLMConfig = Field(default_factory=LLMConfig)
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
     logs: LogsConfig = Field(default_factory=LogsConfig)
     alerting: AlertingConfig = Field(default_factory=AlertingConfig)
+    history: HistoryConfig = Field(default_factory=HistoryConfig)
+    sinks: list[SinkConfig] = Field(default_factory=list)
 
     @classmethod
     def settings_customise_sources(
@@ -313,6 +396,14 @@ def _settings_error(exc: Exception) -> ConfigError:
     )
 
 
+def _is_devnull(path: Path) -> bool:
+    """Whether ``path`` is the null device (``/dev/null``, or a link to it)."""
+    try:
+        return os.path.samefile(path, os.devnull)
+    except OSError:
+        return False
+
+
 def _read_config_file(cfg_path: Path) -> dict[str, Any]:
     """The mapping in the YAML file ``cfg_path`` (checked: a small regular file, bounded
     nesting, no alias bomb); ConfigError naming the file and line otherwise."""
@@ -320,6 +411,8 @@ def _read_config_file(cfg_path: Path) -> dict[str, Any]:
 
     from opsmate.safeyaml import Limits, load_single
 
+    if _is_devnull(cfg_path):
+        return {}  # `--config /dev/null`: no file settings, as an empty file would be
     if not cfg_path.is_file():
         raise ConfigError(f"{cfg_path}: not a regular file (a config is a YAML file)")
     try:

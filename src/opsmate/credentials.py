@@ -20,6 +20,7 @@ to every environment):
   ``OPSMATE_ELASTICSEARCH_PASSWORD``
 - ``OPSMATE_ALERTMANAGER_TOKEN`` (bearer), or ``OPSMATE_ALERTMANAGER_USERNAME`` +
   ``OPSMATE_ALERTMANAGER_PASSWORD``
+- ``OPSMATE_LOKI_TOKEN`` (bearer), or ``OPSMATE_LOKI_USERNAME`` + ``OPSMATE_LOKI_PASSWORD``
 - ``OPSMATE_WATCH_TOKEN``: the bearer token ``opsmate watch`` demands of webhook requests
   (keyring entry ``watch:default``)
 """
@@ -35,7 +36,7 @@ from typing import Any, Literal
 from opsmate.errors import UsageError
 
 SERVICE = "opsmate"
-SOURCES = ("prometheus", "elasticsearch", "alertmanager", "watch")
+SOURCES = ("prometheus", "elasticsearch", "loki", "alertmanager", "watch")
 DEFAULT_ENV = "default"
 
 ENV_VARS: dict[str, dict[str, str]] = {
@@ -48,6 +49,11 @@ ENV_VARS: dict[str, dict[str, str]] = {
         "token": "OPSMATE_ELASTICSEARCH_API_KEY",
         "username": "OPSMATE_ELASTICSEARCH_USERNAME",
         "password": "OPSMATE_ELASTICSEARCH_PASSWORD",
+    },
+    "loki": {
+        "token": "OPSMATE_LOKI_TOKEN",
+        "username": "OPSMATE_LOKI_USERNAME",
+        "password": "OPSMATE_LOKI_PASSWORD",
     },
     "alertmanager": {
         "token": "OPSMATE_ALERTMANAGER_TOKEN",

@@ -85,7 +85,8 @@ def test_prompt_grows_append_only_so_the_prefix_is_reused() -> None:
     exchanges: list[Exchange] = []
     prompts = []
     for i in range(7):
-        exchanges.append(Exchange(action=f'{{"step": {i}}}', result=fence(f"E{i}", "data")))
+        action = f'{{"action": "call_tool", "tool": "t{i}"}}'
+        exchanges.append(Exchange(action=action, result=fence(f"E{i}", "data")))
         messages, _ = builder.build(state, exchanges, "next?")
         prompts.append(messages)
     for before, after in itertools.pairwise(prompts[:4]):
@@ -93,10 +94,10 @@ def test_prompt_grows_append_only_so_the_prefix_is_reused() -> None:
         assert len(after) == len(before) + 2
     # the 5th exchange overflows the window of 4: re-anchored on the newest 3
     assert len(prompts[4]) == 1 + 2 * 3 + 1
-    assert prompts[4][1]["content"] == '{"step": 2}'
+    assert prompts[4][1]["content"] == '{"action": "call_tool", "tool": "t2"}'
     assert prompts[5][: len(prompts[4]) - 1] == prompts[4][:-1]
     # the 7th overflows again: re-anchored on steps 4-6
-    assert prompts[6][1]["content"] == '{"step": 4}'
+    assert prompts[6][1]["content"] == '{"action": "call_tool", "tool": "t4"}'
     # trimming the engine's exchange list does not move the anchor
     del exchanges[:2]
     messages, _ = builder.build(state, exchanges, "next?")

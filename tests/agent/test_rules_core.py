@@ -482,7 +482,7 @@ def test_propose_on_a_mix() -> None:
             ("oom_memory_metrics", Tier.EXPLAIN, "query_metrics", "E5"): 2,
             ("runbooks_for_cause", Tier.RUNBOOK, "search_runbooks", "E5"): 1,
             ("nodes_of_unschedulable", Tier.EXPLAIN, "node_conditions", "E6"): 1,
-            ("card_reads", Tier.EXPLAIN, "node_conditions", "E6"): 1,  # the card's read
+            ("card_reads", Tier.RUNBOOK, "node_conditions", "E6"): 1,  # the card's read
             ("runbooks_for_cause", Tier.RUNBOOK, "search_runbooks", "E6"): 1,
             ("errors_when_summary_cut", Tier.EXPLAIN, "log_stats", None): 1,
         }

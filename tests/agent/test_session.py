@@ -71,7 +71,8 @@ def test_two_hundred_turns_keep_the_constraint_and_the_budget(
     assert len(session.state.questions) == TURNS
     calls = session.sources.executor.calls
     other_env = [c for c in calls if c.args.get("environment") not in (None, "test")]
-    assert len(other_env) >= TURNS - 5  # the model kept trying ...
+    # the model kept trying ... (a follow-up naming prod is refused without any call)
+    assert len(other_env) >= TURNS - TURNS // 10 - 5
     assert all(
         c.status == "rejected" and c.error and c.error.code == "forbidden_scope" for c in other_env
     )

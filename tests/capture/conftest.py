@@ -1,5 +1,5 @@
 """Fixtures of the capture tests (defined in capture_env, imported here to register them)."""
 
-from capture_env import live, prom
+from capture_env import live, prom, servers
 
-__all__ = ["live", "prom"]
+__all__ = ["live", "prom", "servers"]

@@ -10,7 +10,14 @@ from typing import Any
 
 import pytest
 import yaml
-from capture_env import QUESTION, LiveEnv, bundle_files, opsmate, same_cause, since_incident
+from capture_env import (
+    QUESTION,
+    LiveEnv,
+    bundle_files,
+    opsmate,
+    same_cause_found,
+    since_incident,
+)
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +63,9 @@ def test_snapshot_then_replay_finds_the_live_root_cause(
     live: LiveEnv, runs: dict[str, Any]
 ) -> None:
     d = replay(live.config, runs["snapshot"])
-    assert same_cause(runs["live"], d), (runs["live"]["root_cause"], d["root_cause"])
+    # the snapshot's series span its whole --since (weeks, at a coarse step): the symptom it
+    # names first may differ from the live run's, the cause it finds may not
+    assert same_cause_found(runs["live"], d), (runs["live"]["root_cause"], d["root_cause"])
     files = bundle_files(runs["snapshot"])
     meta = yaml.safe_load(files["bundle.yaml"])
     captured = {c["what"]: c for c in meta["capture"]["captured"]}

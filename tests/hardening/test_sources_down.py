@@ -50,7 +50,9 @@ def test_every_source_refusing_is_refused_exit_3_naming_them(tmp_path: Path) -> 
     assert "hunter2" not in proc.stdout and "ops:" not in first
     assert "opsmate doctor" in first and "nothing is concluded" in first
     per_tool_source = Counter(
-        "prometheus" if c["tool"] in ("query_metrics", "list_alerts") else "logs"
+        "prometheus"
+        if c["tool"] in ("query_metrics", "list_alerts", "discover_metrics")
+        else "logs"
         for c in report["tool_calls"]
         if c["tool"] != "search_runbooks"
     )

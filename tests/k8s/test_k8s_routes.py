@@ -44,7 +44,9 @@ def test_gateway_class_proven_missing() -> None:
     assert f.facts(K.MISSING_REFERENCE) == []  # not yet proven absent
     proof = f.objects("GatewayClass", [obj("GatewayClass", "envoy", None)], ns=None)
     [fact] = f.facts(K.MISSING_REFERENCE)
-    assert "GatewayClass `istio`" in fact.statement and "(GatewayClasses: `envoy`)" in fact.statement
+    assert (
+        "GatewayClass `istio`" in fact.statement and "(GatewayClasses: `envoy`)" in fact.statement
+    )
     assert proof in fact.evidence and fact.conclusive
     assert card_for(fact).id == "gateway-class-missing"
 

@@ -28,7 +28,7 @@ def test_a_webhook_that_cannot_be_called_reads_its_service_namespace() -> None:
     checks = list(rule("card_reads").fact_fn(f, ctx()))  # type: ignore[misc]
     got = {(c.tool, c.args.get("namespace")) for c in checks}
     assert got == {("list_pods", "istio-system"), ("get_events", "istio-system")}
-    assert all(c.tier is None for c in checks)  # about the subject: the rule's own tier
+    assert all(c.tier == Tier.RUNBOOK for c in checks)  # after what the evidence points at
 
 
 def test_a_refused_dependency_reads_the_services_unless_listed() -> None:

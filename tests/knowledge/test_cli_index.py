@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from filelock import FileLock
 from index_helpers import SMALL_CORPUS, cli_json, run_cli, write_runbooks
 
@@ -12,6 +13,7 @@ from opsmate.knowledge.index import LOCK_NAME
 SUMMARY_KEYS = {"documents", "chunks", "added", "updated", "removed", "unchanged", "seconds"}
 
 
+@pytest.mark.needs_minilm
 def test_index_json_summary_and_incremental_rerun(tmp_path: Path) -> None:
     root = write_runbooks(tmp_path / "rb", SMALL_CORPUS)
     idx = tmp_path / "idx"

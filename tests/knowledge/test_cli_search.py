@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from index_helpers import SMALL_CORPUS, cli_json, run_cli, write_runbooks
 
+pytestmark = pytest.mark.needs_minilm  # its index is built with the MiniLM vectors
+
 HIT_KEYS = {
     "rank", "score", "chunk_id", "source", "heading_path", "text", "parent_text",
     "doc_version", "metadata",

@@ -33,6 +33,7 @@ from opsmate.knowledge.sources import discover
 pytest.importorskip("onnx")
 
 
+@pytest.mark.needs_minilm
 def test_indexing_uses_the_int8_copy_and_search_loads_the_index_model(tmp_path: Path) -> None:
     root = write_runbooks(tmp_path / "rb", SMALL_CORPUS)
     files, _ = discover([root])
@@ -61,6 +62,7 @@ def test_indexing_uses_the_int8_copy_and_search_loads_the_index_model(tmp_path: 
     assert default is not None and default.model_id == fp32.model_id
 
 
+@pytest.mark.needs_minilm
 def test_int8_copy_falls_back_to_the_next_writable_folder(tmp_path: Path) -> None:
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("x")  # a folder cannot be made under a file, even by root

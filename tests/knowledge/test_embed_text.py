@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from opsmate.knowledge.analyzers import translate_cjk
 from opsmate.knowledge.embeddings import OnnxEmbedder, chroma_onnx_dir
@@ -22,9 +23,9 @@ def test_chinese_runs_are_translated_in_place_and_english_is_unchanged() -> None
     assert not any("\u4e00" <= ch <= "\u9fff" for ch in zh)
 
 
-def test_int8_model_is_fast_and_close_to_float32(tmp_path: Path, minilm_available: bool) -> None:
+@pytest.mark.needs_minilm
+def test_int8_model_is_fast_and_close_to_float32(tmp_path: Path) -> None:
     """The opt-in per-channel int8 model (python -m opsmate.knowledge.quantize DIR)."""
-    assert minilm_available, "the MiniLM ONNX files are missing from shared/models"
     import onnx  # noqa: F401  (a dev dependency: writing the int8 model needs it)
 
     from opsmate.knowledge.quantize import main

@@ -37,6 +37,7 @@ def minilm(session_home: Path) -> OnnxEmbedder:
     return OnnxEmbedder(folder)
 
 
+@pytest.mark.needs_minilm
 def test_onnx_matches_chromadb_default_embedding(minilm: OnnxEmbedder) -> None:
     from chromadb.utils.embedding_functions import ONNXMiniLM_L6_V2
 
@@ -47,6 +48,7 @@ def test_onnx_matches_chromadb_default_embedding(minilm: OnnxEmbedder) -> None:
     np.testing.assert_allclose(np.linalg.norm(mine, axis=1), 1.0, atol=1e-5)
 
 
+@pytest.mark.needs_minilm
 def test_dynamic_padding_keeps_each_vector_and_the_order(minilm: OnnxEmbedder) -> None:
     batch = minilm.embed(TEXTS)
     for i, text in enumerate(TEXTS):
@@ -55,6 +57,7 @@ def test_dynamic_padding_keeps_each_vector_and_the_order(minilm: OnnxEmbedder) -
     assert minilm.model_id.startswith("onnx:all-MiniLM-L6-v2:")
 
 
+@pytest.mark.needs_minilm
 def test_make_embedder_backends(tmp_path: Path) -> None:
     assert make_embedder(EmbeddingConfig(backend="none")) is None
     assert chroma_onnx_dir().is_dir()  # seeded HOME

@@ -131,6 +131,7 @@ def test_missing_and_empty_index_are_clear_errors(tmp_path: Path) -> None:
         open_retriever(tmp_path / "idx")
 
 
+@pytest.mark.needs_minilm
 def test_embedding_model_change_rebuilds_the_vector_side(tmp_path: Path) -> None:
     root = write_runbooks(tmp_path / "rb", SMALL_CORPUS)
     idx = tmp_path / "idx"

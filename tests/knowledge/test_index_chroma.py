@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from index_helpers import POOL, SMALL_CORPUS, cli_json, write_runbooks
 
 from opsmate.config import EmbeddingConfig
@@ -20,6 +21,7 @@ def _index(idx: Path, root: Path, backend: str) -> None:
     KnowledgeIndex(idx).update(files, embedding=EmbeddingConfig(), vector_backend=backend)
 
 
+@pytest.mark.needs_minilm
 def test_chroma_and_numpy_give_the_same_ranking(tmp_path: Path) -> None:
     root = write_runbooks(tmp_path / "rb", SMALL_CORPUS)
     _index(tmp_path / "np", root, "numpy")
@@ -40,6 +42,7 @@ def test_chroma_and_numpy_give_the_same_ranking(tmp_path: Path) -> None:
     assert "gateway/cert-old.md" in {h.source for h in dep.hits}
 
 
+@pytest.mark.needs_minilm
 def test_chroma_collection_follows_versions_and_models(tmp_path: Path) -> None:
     root = write_runbooks(tmp_path / "rb", SMALL_CORPUS)
     idx = tmp_path / "idx"

@@ -63,6 +63,7 @@ def test_coverage_counts_unknown_terms_as_missing() -> None:
     assert query_coverage(lex, [], ["pool"]) == 0.0
 
 
+@pytest.mark.needs_minilm
 def test_filters_apply_inside_the_search_not_after_the_top_n(tmp_path: Path) -> None:
     """The only beta runbook ranks far below 30 alpha runbooks; a filter still finds it."""
     docs = {
@@ -142,6 +143,7 @@ def runbooks_retriever(session_home: Path) -> HybridRetriever:
     return r
 
 
+@pytest.mark.needs_minilm
 def test_low_evidence_separates_covered_from_unrelated(runbooks_retriever: HybridRetriever) -> None:
     assert not runbooks_retriever.search("PoolTimeout QueuePool limit reached").low_evidence
     assert not runbooks_retriever.search("redis restart prod").low_evidence
@@ -154,6 +156,7 @@ def test_chinese_query_reaches_english_runbook(runbooks_retriever: HybridRetriev
     assert "api-gateway/certificate-expiry.md" in {h.source for h in hits}
 
 
+@pytest.mark.needs_minilm
 def test_golden_set_quality_and_low_evidence(runbooks_retriever: HybridRetriever) -> None:
     """Issue 13 targets: hybrid Recall@5 >= 0.97 on every query kind, MRR@10 >= 0.90, hybrid
     at least as good as either side alone; low_evidence flags <= 5% of these answerable

@@ -140,6 +140,7 @@ def test_a_memo_of_another_analyzer_is_ignored(tmp_path: Path) -> None:
     assert fields is not None and "poisoned" not in fields.vocab
 
 
+@pytest.mark.needs_minilm
 def test_batches_side_by_side_give_the_same_vectors(session_home: Path) -> None:
     folder = session_home / ".cache" / "chroma" / "onnx_models" / "all-MiniLM-L6-v2" / "onnx"
     texts = [f"chunk {i}: " + "connection pool exhausted " * (i % 7 + 1) for i in range(40)]

@@ -237,9 +237,12 @@ def test_a_diagnosis_over_loki_equals_one_over_elasticsearch(
     recs = _shifted_demo_records(repo_root)
     with ESFixture({"logs-test-live": recs}) as es, loki(recs) as lk:
         es_cfg, loki_cfg = tmp_path / "es.yaml", tmp_path / "loki.yaml"
-        es_cfg.write_text(json.dumps({"environments": {"test": {"elasticsearch": {
+        # no incident history: the second run would otherwise see the first as seen before
+        es_cfg.write_text(json.dumps({"history": {"enabled": False},
+            "environments": {"test": {"elasticsearch": {
             "url": es.url, "index": "logs-test-*"}}}}))  # fmt: skip
-        loki_cfg.write_text(json.dumps({"environments": {"test": {"loki": {
+        loki_cfg.write_text(json.dumps({"history": {"enabled": False},
+            "environments": {"test": {"loki": {
             "url": lk.url, "labels": {**LABELS, "id": "event_id"}}}}}))  # fmt: skip
         over_es = _diagnose(es_cfg, capsys)
         over_loki = _diagnose(loki_cfg, capsys)

@@ -38,11 +38,14 @@ def _environment(settings: Settings, env: str | None) -> str:
 
 def _prometheus_alerts(settings: Settings, env: str) -> list[Alert]:
     """Firing alerts from Prometheus' ``/api/v1/alerts`` (no silence state there)."""
-    from opsmate.tools.prometheus.tools import PrometheusTools
+    from opsmate.tools.prometheus.tools import PrometheusTools, _failure
 
     tools = PrometheusTools(settings)
     client = tools._client(env)
-    data = client.get_json("/api/v1/alerts", {}, client.source.timeout)
+    try:  # within the source's time-out of wall-clock time, answer included
+        data = client.get_json("/api/v1/alerts", {}, client.source.timeout)
+    except Exception as exc:  # refused, silent, dripping, malformed: a ToolFailure
+        raise _failure(exc, client.url) from exc
     out = []
     for a in data.get("alerts") or []:
         if not isinstance(a, dict) or a.get("state") != "firing":

@@ -13,12 +13,19 @@
 wrong (``alerts[1].labels.alertname: missing``), and the file when one is given.
 Required: ``version`` "4", ``status``, a non-empty ``alerts`` list whose items have a
 ``status``, ``labels.alertname`` and ``startsAt``; the other keys are optional.
+
+Hostile bodies are refused with the reason, before anything else reads them: JSON nested
+deeper than :data:`MAX_DEPTH` levels, numbers longer than :data:`MAX_NUMBER_CHARS`
+characters, ``NaN`` / ``Infinity``, lone UTF-16 surrogates (``"\\ud800"``: text no file
+or terminal can hold), and alert times outside 1970–2199.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +34,10 @@ from opsmate.tools.alertmanager.model import Alert, parse_am_time
 
 MAX_FILE_BYTES = 4 << 20
 STATUSES = ("firing", "resolved")
+MAX_DEPTH = 32  # a webhook body is 4 levels deep
+MAX_NUMBER_CHARS = 40  # a count or a timestamp; 5,000 digits is an attack on int()
+_SURROGATE = re.compile("[\ud800-\udfff]")
+EARLIEST, LATEST = datetime(1970, 1, 1, tzinfo=UTC), datetime(2200, 1, 1, tzinfo=UTC)
 
 
 @dataclass
@@ -147,10 +158,13 @@ def _alert(c: _Checker, item: Any, key: str) -> Alert:
     starts_at = parse_am_time(started)
     if starts_at is None:
         raise c.fail(f"{key}.startsAt", f"not an RFC 3339 time: {started!r}")
+    _plausible(c, f"{key}.startsAt", started, starts_at)
     ended = c.text(item.get("endsAt"), f"{key}.endsAt")
     ends_at = parse_am_time(ended) if ended else None
     if ended and ends_at is None and not ended.startswith("0001-01-01"):
         raise c.fail(f"{key}.endsAt", f"not an RFC 3339 time: {ended!r}")
+    if ends_at is not None:
+        _plausible(c, f"{key}.endsAt", ended, ends_at)
     return Alert(
         labels=labels,
         annotations=c.mapping(item.get("annotations"), f"{key}.annotations"),
@@ -162,14 +176,73 @@ def _alert(c: _Checker, item: Any, key: str) -> Alert:
     )
 
 
+def _plausible(c: _Checker, key: str, raw: str, when: datetime) -> None:
+    if not EARLIEST <= when < LATEST:
+        raise c.fail(key, f"{raw!r} is not a plausible alert time (1970 to 2199)")
+
+
+class _Refused(ValueError):
+    """A JSON value refused while decoding (too long a number, NaN)."""
+
+
+def _number(text: str) -> int | float:
+    if len(text) > MAX_NUMBER_CHARS:
+        raise _Refused(f"a number of {len(text)} characters (at most {MAX_NUMBER_CHARS})")
+    value = float(text) if any(ch in text for ch in ".eE") else int(text)
+    if isinstance(value, float) and value in (float("inf"), float("-inf")):
+        raise _Refused(f"a number out of range ({text[:20]})")
+    return value
+
+
+def _constant(name: str) -> float:
+    raise _Refused(f"{name} is not JSON")
+
+
+def _check_tree(c: _Checker, value: Any, key: str, depth: int) -> None:
+    """No nesting deeper than MAX_DEPTH, no lone surrogate in any key or string."""
+    if depth > MAX_DEPTH:
+        raise c.fail(key or "(top level)", f"nested deeper than {MAX_DEPTH} levels")
+    if isinstance(value, str):
+        _no_surrogate(c, value, key)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            _no_surrogate(c, k, f"{key}.{k!r}" if key else repr(k))
+            _check_tree(c, v, f"{key}.{k}" if key else str(k), depth + 1)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _check_tree(c, v, f"{key}[{i}]", depth + 1)
+
+
+def _no_surrogate(c: _Checker, text: str, key: str) -> None:
+    m = _SURROGATE.search(text)
+    if m is not None:
+        raise c.fail(
+            key or "(top level)",
+            f"a lone UTF-16 surrogate (\\u{ord(m.group()):04x}) at character {m.start()}: "
+            "not valid text",
+        )
+
+
 def parse_webhook_bytes(raw: bytes, *, where: str = "webhook body") -> WebhookMessage:
-    """Decode JSON and parse; InputError naming the line and column of bad JSON."""
+    """Decode JSON and parse; InputError naming the line and column of bad JSON, or the
+    key of a hostile value (see the module docstring)."""
+    c = _Checker(where)
     try:
-        body = json.loads(raw.decode("utf-8-sig"))
+        body = json.loads(
+            raw.decode("utf-8-sig"),
+            parse_int=_number,
+            parse_float=_number,
+            parse_constant=_constant,
+        )
     except UnicodeDecodeError as exc:
         raise InputError(f"{where}: not UTF-8 text: {exc}") from exc
     except json.JSONDecodeError as exc:
         raise InputError(f"{where}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from exc
+    except RecursionError as exc:
+        raise c.fail("(top level)", f"nested deeper than {MAX_DEPTH} levels") from exc
+    except _Refused as exc:
+        raise c.fail("(a value)", str(exc)) from exc
+    _check_tree(c, body, "", 0)
     return parse_webhook(body, where=where)
 
 

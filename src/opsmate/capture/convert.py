@@ -11,9 +11,13 @@
   stay the same), one record per hit id. A record of a pod whose own log (the kubelet's)
   was read too keeps its pod as ``kubernetes.pod.name`` (ECS): replay answers ``pod_logs``
   from every record with a ``pod`` field, and live it answered from the kubelet only.
+- Loki entries → log records: the JSON line (else the line as ``message``), the time and
+  the labels the config maps (service, namespace, pod, container, level), ``_id`` the id
+  of its live ``log://`` reference.
 - PromQL answers → ``metrics.yaml`` entries with the exact query text, type, window and
   step and the API's ``data`` object.
-- Alerts API answers → ``alerts.yaml``; inactive alerting rules join as ``state: inactive``.
+- Alerts API answers (Prometheus', Alertmanager's with their silence state) →
+  ``alerts.yaml``; inactive alerting rules join as ``state: inactive``.
 
 Only one environment goes into a bundle; reads of others are listed as not captured.
 """
@@ -26,6 +30,7 @@ from typing import Any
 
 from opsmate.capture.recorder import K8sRead, PromRead, Recorder
 from opsmate.timeparse import format_time, parse_time
+from opsmate.tools.kubernetes.tools import split_kubelet_stamp
 from opsmate.tools.prometheus.tools import result_data
 from opsmate.tools.shaping import get_field
 
@@ -135,8 +140,10 @@ def pod_log_records(reads: list[K8sRead], env: str, objects: list[dict[str, Any]
         if previous:
             fallback = ended if ended is not None else read.at - timedelta(seconds=1)
         lines = [ln for ln in read.body.decode("utf-8", "replace").splitlines() if ln.strip()]
-        for line in lines[-max_lines:] if max_lines else lines:
-            when = _line_time(line) or fallback
+        for stamped in lines[-max_lines:] if max_lines else lines:
+            # the kubelet's time of the line (timestamps=true), else one the line says
+            stamp, line = split_kubelet_stamp(stamped)
+            when = stamp or _line_time(line) or fallback
             if ended is not None and when > ended:  # replay tells instances apart by time
                 when = ended
             rec: dict[str, Any] = {"@timestamp": when.isoformat(), "message": line,
@@ -183,6 +190,28 @@ def es_records(
         rec["_id"] = ident
         seen[f"{hit.get('_index', '')}/{ident}"] = rec
     return list(seen.values()), dropped
+
+
+def loki_records(entries: list[tuple[Any, Any]], env: str) -> list[dict[str, Any]]:
+    """Bundle log records from ``(source config, entry)`` pairs: the record each entry
+    stands for (its JSON line, else its line as ``message``, with the time and the labels
+    the config maps: service, namespace, pod, container, level), one per entry, ``_id``
+    the id its ``log://`` reference used live. A Loki that serves one environment (no
+    environment label configured) gives its records that environment, as live it
+    answered for it whatever their lines say."""
+    from opsmate.tools.loki.records import ref_of, to_record
+
+    seen: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for src, entry in entries:
+        key = entry.identity(src)
+        if key in seen:
+            continue
+        rec = to_record(entry, src)
+        if not src.labels.environment:  # one Loki per environment: its records are env's
+            rec["environment"] = env
+        rec["_id"] = ref_of(entry, rec, src).rsplit("/", 1)[-1]
+        seen[key] = rec
+    return list(seen.values())
 
 
 def _data(read: PromRead) -> dict[str, Any]:
@@ -245,6 +274,7 @@ def live_parts(rec: Recorder, env: str, max_pod_lines: int | None = None) -> dic
     not_captured += [{"what": p, "why": "unreadable answer"} for p in problems]
     hits = [(r.source, h) for r in rec.es if r.env == env for h in r.hits]
     logs, dropped = es_records(hits, env)
+    logs += loki_records([(r.source, e) for r in rec.loki if r.env == env for e in r.entries], env)
     if dropped:
         not_captured.append({"what": f"{dropped} log records", "why": "no readable time"})
     read_pods = {(str(r.args[1]), str(r.args[0])) for r in k8s if r.method == _POD_LOG

@@ -5,16 +5,21 @@ The tools of a live registry are methods of one object per source (``PrometheusT
 seam each source already has between its tools and its client:
 
 - Kubernetes: the API objects of a connected cluster (``_connect``): every ``list_*`` /
-  ``read_*`` answer's bytes (objects as the API server sent them, pod logs as text);
+  ``read_*`` answer's bytes as the tool reads them (objects as the API server sent them,
+  pod logs as text with the kubelet's timestamps);
 - Elasticsearch: ``_search``: the hits of every search;
+- Loki: ``_entries``: the entries of every log query (with the labels they came with);
 - Prometheus: the client (``_client``): ``custom_query`` / ``custom_query_range`` with the
-  query text, time, window and step, and the alerts and rules API answers.
+  query text, time, window and step, and the alerts and rules API answers (also of the
+  Prometheus Alertmanager's ``list_alerts`` falls back to for pending alerts and rules).
 
-Nothing a tool returns changes. Two tools are also wrapped at the registry level, to
-register a follow-up read made only when a bundle is written (:meth:`Recorder.run_followups`):
-``log_stats`` (Elasticsearch counts server-side, so the records it counted are read then,
-bounded) and ``get_object`` answering "does not exist" (the list of that kind that proves
-the absence in replay).
+Where the registry joined several sources' specs into one (``run.candidates``), each
+source is watched. Nothing a tool returns changes. Three tools are also wrapped at the
+registry level: ``list_alerts`` (the alerts Alertmanager answered, with their silence
+state), and, to register a follow-up read made only when a bundle is written
+(:meth:`Recorder.run_followups`), ``log_stats`` (Elasticsearch and Loki count
+server-side, so the records counted are read then, bounded) and ``get_object`` answering
+"does not exist" (the list of that kind that proves the absence in replay).
 """
 
 from __future__ import annotations
@@ -26,7 +31,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from opsmate.capture.recorder import PromRead, Recorder
-from opsmate.records.payloads import ObjectsPayload
+from opsmate.records.payloads import AlertsPayload, ObjectsPayload
+from opsmate.timeparse import format_time
 from opsmate.tools.base import CallContext, ToolOutput, ToolSpec
 from opsmate.tools.registry import ToolRegistry
 
@@ -42,27 +48,45 @@ def owner_of(run: Any) -> Any:
     return args[0] if args else None
 
 
+def owners(spec: ToolSpec) -> list[Any]:
+    """The source objects serving ``spec``: its function's, and where the registry joined
+    several sources' specs into one (``run.candidates``), each of theirs."""
+    runs = [spec.run, *(c.run for c in getattr(spec.run, "candidates", None) or [])]
+    return [o for o in (owner_of(r) for r in runs) if o is not None]
+
+
 def instrument(registry: ToolRegistry, rec: Recorder) -> None:
     """Watch every live source behind ``registry`` (see the module docstring)."""
+    from opsmate.tools.alertmanager.tools import AlertmanagerTools
     from opsmate.tools.elasticsearch.tools import LogTools
     from opsmate.tools.kubernetes.tools import KubernetesTools
+    from opsmate.tools.loki.tools import LokiTools
     from opsmate.tools.prometheus.tools import PrometheusTools
 
     seen: set[int] = set()
     for spec in registry.specs():
-        owner = owner_of(spec.run)
-        if owner is None or id(owner) in seen:
-            continue
-        seen.add(id(owner))
-        if isinstance(owner, KubernetesTools):
-            _kubernetes(owner, rec)
-        elif isinstance(owner, LogTools):
-            _logs(owner, rec)
-        elif isinstance(owner, PrometheusTools):
-            _prometheus(owner, rec)
+        for owner in owners(spec):
+            if id(owner) in seen:
+                continue
+            seen.add(id(owner))
+            if isinstance(owner, KubernetesTools):
+                _kubernetes(owner, rec)
+            elif isinstance(owner, LogTools):
+                _logs(owner, rec)
+            elif isinstance(owner, LokiTools):
+                _loki(owner, rec)
+            elif isinstance(owner, PrometheusTools):
+                _prometheus(owner, rec)
+            elif isinstance(owner, AlertmanagerTools):
+                # its Prometheus answers pending alerts and the alerting rules
+                _prometheus(owner._prometheus(), rec)
     for spec in registry.specs():
-        if spec.name == "log_stats" and isinstance(owner_of(spec.run), LogTools):
-            registry.register(_with(spec, _log_stats_followup(owner_of(spec.run), rec)))
+        if spec.name == "log_stats":
+            stats = [o for o in owners(spec) if isinstance(o, LogTools | LokiTools)]
+            if stats:
+                registry.register(_with(spec, _log_stats_followup(stats, rec)))
+        elif spec.name == "list_alerts":
+            registry.register(_with(spec, _alertmanager_alerts(rec)))
         elif spec.name == "get_object" and registry.get("list_objects") is not None:
             lister = registry.get("list_objects")
             assert lister is not None
@@ -109,12 +133,44 @@ class _K8sApi:
         def call(*args: Any, **kwargs: Any) -> Any:
             resp = target(*args, **kwargs)
             if kwargs.get("_preload_content") is False:
-                body = getattr(resp, "data", None)  # urllib3 caches it for the caller
-                if isinstance(body, bytes | bytearray):
-                    rec.add_k8s(env, name, args, kwargs, bytes(body))
+                # the tool reads the body itself (by a deadline): record what it read
+                return _TeeBody(resp, lambda body: rec.add_k8s(env, name, args, kwargs, body))
             return resp
 
         return call
+
+
+class _TeeBody:
+    """A urllib3 answer whose body, once read to its end by the caller (``stream()`` or
+    ``data``), is also handed to ``done``; an answer read only in part is not recorded.
+    Everything else is the answer's own."""
+
+    def __init__(self, inner: Any, done: Any) -> None:
+        self._inner, self._done = inner, done
+        self._buf = bytearray()
+        self._recorded = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def _finish(self, body: bytes) -> None:
+        if not self._recorded:
+            self._recorded = True
+            with contextlib.suppress(Exception):  # recording never changes an answer
+                self._done(body)
+
+    def stream(self, *args: Any, **kwargs: Any) -> Any:
+        for chunk in self._inner.stream(*args, **kwargs):
+            self._buf += chunk
+            yield chunk
+        self._finish(bytes(self._buf))
+
+    @property
+    def data(self) -> Any:
+        body = getattr(self._inner, "data", None)  # urllib3's body, not a tool answer
+        if isinstance(body, bytes | bytearray):
+            self._finish(bytes(body))
+        return body
 
 
 def _kubernetes(owner: Any, rec: Recorder) -> None:
@@ -172,35 +228,132 @@ def _logs(owner: Any, rec: Recorder) -> None:
     owner._search = recording_search
 
 
-def _log_stats_followup(owner: Any, rec: Recorder) -> Any:
-    from opsmate.tools.elasticsearch.tools import _sort, build_query
+def _log_stats_followup(stats_owners: list[Any], rec: Recorder) -> Any:
+    """After ``log_stats``: read, when the bundle is written, the records it counted (the
+    source counts server-side; replay counts the records). The owner serving the call's
+    environment does it (Elasticsearch or Loki)."""
+    from opsmate.tools.base import ToolFailure
+    from opsmate.tools.elasticsearch.tools import LogTools
 
     def after(args: Any, ctx: CallContext, out: ToolOutput) -> None:
         if out.status not in ("success", "partial"):
             return
-        env, src = owner._source(args.environment, ctx)
-        start, end = owner._window(args.from_, args.to, ctx)
-        key = repr(("log_stats", env, args.service, args.level, start, end))
-        query = build_query(src, start=start, end=end, environment=env, service=args.service,
-                            level=args.level)  # fmt: skip
+        for owner in stats_owners:
+            try:
+                env, src = owner._source(args.environment, ctx)
+            except ToolFailure:
+                continue  # another source serves this environment
+            if isinstance(owner, LogTools):
+                _es_followup(owner, env, src, args, ctx, rec)
+            else:
+                _loki_followup(owner, env, src, args, ctx, rec)
+            return
 
-        def read_all() -> None:
-            after_key: list[Any] | None = None
-            read = 0
-            while read < rec.limits.max_log_records:
-                body: dict[str, Any] = {"query": query, "size": FOLLOWUP_PAGE, "sort": _sort(src)}
-                if after_key is not None:
-                    body["search_after"] = after_key
-                hits = owner._search(env, src, _followup_ctx(ctx), **body)["hits"]["hits"]
-                read += len(hits)
-                if len(hits) < FOLLOWUP_PAGE:
-                    return
-                after_key = hits[-1].get("sort")
-                if not after_key:
-                    return
+    return after
 
-        what = f"the log records log_stats counted ({args.service or 'all services'})"
-        rec.follow_up(key, what, read_all)
+
+def _es_followup(owner: Any, env: str, src: Any, args: Any, ctx: CallContext, rec: Recorder
+                 ) -> None:  # fmt: skip
+    from opsmate.tools.elasticsearch.tools import _sort, build_query
+
+    start, end = owner._window(args.from_, args.to, ctx)
+    key = repr(("log_stats", env, args.service, args.level, start, end))
+    query = build_query(src, start=start, end=end, environment=env, service=args.service,
+                        level=args.level)  # fmt: skip
+
+    def read_all() -> None:
+        after_key: list[Any] | None = None
+        read = 0
+        while read < rec.limits.max_log_records:
+            body: dict[str, Any] = {"query": query, "size": FOLLOWUP_PAGE, "sort": _sort(src)}
+            if after_key is not None:
+                body["search_after"] = after_key
+            hits = owner._search(env, src, _followup_ctx(ctx), **body)["hits"]["hits"]
+            read += len(hits)
+            if len(hits) < FOLLOWUP_PAGE:
+                return
+            after_key = hits[-1].get("sort")
+            if not after_key:
+                return
+
+    what = f"the log records log_stats counted ({args.service or 'all services'})"
+    rec.follow_up(key, what, read_all)
+
+
+def _loki_followup(owner: Any, env: str, src: Any, args: Any, ctx: CallContext, rec: Recorder
+                   ) -> None:  # fmt: skip
+    import opsmate.tools.loki.logql as logql
+    from opsmate.tools.loki.records import ns_of
+
+    start, end = owner._window(args.from_, args.to, ctx)
+    key = repr(("log_stats", env, args.service, args.level, start, end))
+    q = logql.log_query(src, environment=env, service=args.service, level=args.level).render()
+    page = max(1, min(int(getattr(src, "max_lines", FOLLOWUP_PAGE)), FOLLOWUP_PAGE))
+
+    def read_all() -> None:  # newest first, each page ending before the oldest one read
+        lo, hi = ns_of(start), ns_of(end) + 1
+        read = 0
+        while read < rec.limits.max_log_records and hi > lo:
+            got = owner._entries(env, src, q, lo, hi, page, _followup_ctx(ctx))
+            read += len(got)
+            if len(got) < page:
+                return
+            oldest = min(e.ns for e in got)
+            hi = oldest if oldest < hi else hi - 1
+
+    what = f"the log records log_stats counted ({args.service or 'all services'})"
+    rec.follow_up(key, what, read_all)
+
+
+# ----------------------------------------------------------------------------- Loki
+
+
+def _loki(owner: Any, rec: Recorder) -> None:
+    entries = owner._entries
+
+    def recording_entries(env: str, src: Any, q: str, start_ns: int, end_ns: int, limit: int,
+                          ctx: CallContext) -> list[Any]:  # fmt: skip
+        out: list[Any] = entries(env, src, q, start_ns, end_ns, limit, ctx)
+        rec.add_loki(env, src, list(out))
+        return out
+
+    owner._entries = recording_entries
+
+
+# ----------------------------------------------------------------------------- Alertmanager
+
+
+def api_alert(alert: Any) -> dict[str, Any]:
+    """A ``list_alerts`` item (an :class:`~opsmate.records.metrics.Alert`) as an
+    ``alerts.yaml`` entry: the Prometheus API's shape (labels with ``alertname`` and
+    ``severity``, annotations, state, ``activeAt``) with Alertmanager's silence state kept
+    (``silenced``, ``silencedBy``, ``inhibited``, ``fingerprint``)."""
+    labels = {"alertname": alert.name or "unknown", **alert.labels}
+    if alert.severity:
+        labels["severity"] = alert.severity
+    out: dict[str, Any] = {"labels": labels, "annotations": dict(alert.annotations),
+                           "state": alert.state or "firing"}  # fmt: skip
+    if alert.active_at is not None:
+        out["activeAt"] = format_time(alert.active_at)
+    for key, name in (("silenced", "silenced"), ("silenced_by", "silencedBy"),
+                      ("inhibited", "inhibited"), ("fingerprint", "fingerprint")):  # fmt: skip
+        value = getattr(alert, key)
+        if value not in (None, "", []):
+            out[name] = value
+    return out
+
+
+def _alertmanager_alerts(rec: Recorder) -> Any:
+    """After ``list_alerts``: the alerts Alertmanager answered (the Prometheus answers are
+    recorded at the client, :class:`_PromClient`)."""
+
+    def after(args: Any, ctx: CallContext, out: ToolOutput) -> None:
+        if out.scope.get("source") != "alertmanager" or out.status not in ("success", "no_data"):
+            return
+        env = str(out.scope.get("environment") or ctx.constraints.environment or "")
+        listed = out.payload_as(AlertsPayload)
+        alerts = listed.alerts if listed is not None else []
+        rec.add_alerts(env, [api_alert(a) for a in alerts], merge=True)
 
     return after
 
@@ -265,7 +418,7 @@ class _PromClient:
     def get_json(self, path: str, params: dict[str, Any], timeout: float) -> Any:
         data = self._inner.get_json(path, params, timeout)
         if path.endswith("/api/v1/alerts") and isinstance(data, dict):
-            self._rec.add_alerts(self._env, list(data.get("alerts") or []))
+            self._rec.add_alerts(self._env, list(data.get("alerts") or []), merge=True)
         elif path.endswith("/api/v1/rules") and isinstance(data, dict):
             self._rec.add_rules(self._env, list(data.get("groups") or []))
         return data

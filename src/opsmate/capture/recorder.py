@@ -1,15 +1,15 @@
 """The recorder: everything an investigation read from its sources, raw, in memory.
 
-One :class:`Recorder` per executor (:func:`opsmate.agent.session.sources.open_sources` attaches
-it with :func:`opsmate.capture.attach.attach_recorder`). Live sources are seen at the client level
-(:mod:`opsmate.capture.live_hooks`): the bytes the Kubernetes API server sent, the
-Elasticsearch hits, the PromQL results with the query text, window and step, the
-alerts and alerting rules. A bundle replay is seen per call
-(:mod:`opsmate.capture.replay_reads`): which objects, records and recordings the call's
-scope covers. Nothing is shaped, redacted or parsed here (that happens only when a
-bundle is written), so recording costs a reference per answer. Memory is bounded by
-:class:`RecordLimits`; what a limit stopped is listed in ``skipped`` and ends up in the
-bundle's ``bundle.yaml`` under ``capture.not_captured``.
+One :class:`Recorder` per executor (:func:`opsmate.agent.session.sources.open_sources`
+attaches it with :func:`opsmate.capture.attach.attach_recorder`). Live sources are seen at
+the client level (:mod:`opsmate.capture.live_hooks`): the bytes the Kubernetes API server
+sent, the Elasticsearch hits and Loki entries, the PromQL results with the query text,
+window and step, the alerts (Prometheus' and Alertmanager's) and alerting rules. A bundle
+replay is seen per call (:mod:`opsmate.capture.replay_reads`): which objects, records and
+recordings the call's scope covers. Nothing is shaped, redacted or parsed here (that
+happens only when a bundle is written), so recording costs a reference per answer. Memory
+is bounded by :class:`RecordLimits`; what a limit stopped is listed in ``skipped`` and
+ends up in the bundle's ``bundle.yaml`` under ``capture.not_captured``.
 """
 
 from __future__ import annotations
@@ -55,6 +55,15 @@ class EsRead:
 
 
 @dataclass
+class LokiRead:
+    """The entries of one Loki log query, with the source config (its label names)."""
+
+    env: str
+    source: Any  # opsmate.config.LokiSource
+    entries: list[Any]  # opsmate.tools.loki.records.Entry
+
+
+@dataclass
 class PromRead:
     """One PromQL answer: the exact query text, its type and window, the client's result."""
 
@@ -84,6 +93,7 @@ class Recorder:
     limits: RecordLimits = field(default_factory=RecordLimits)
     k8s: list[K8sRead] = field(default_factory=list)
     es: list[EsRead] = field(default_factory=list)
+    loki: list[LokiRead] = field(default_factory=list)
     prom: list[PromRead] = field(default_factory=list)
     alerts: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # env -> alerts
     rules: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # env -> rule groups
@@ -126,6 +136,16 @@ class Recorder:
         if len(kept) < len(hits):
             self.skip("log records", f"over {self.limits.max_log_records} records recorded")
 
+    def add_loki(self, env: str, source: Any, entries: list[Any]) -> None:
+        with self._lock:
+            room = self.limits.max_log_records - self._records
+            kept = entries[: max(room, 0)]
+            self._records += len(kept)
+            if kept:
+                self.loki.append(LokiRead(env, source, kept))
+        if len(kept) < len(entries):
+            self.skip("log records", f"over {self.limits.max_log_records} records recorded")
+
     def add_prom(self, read: PromRead) -> None:
         with self._lock:
             full = len(self.prom) >= self.limits.max_queries
@@ -134,9 +154,17 @@ class Recorder:
         if full:
             self.skip(f"query {read.query}", f"over {self.limits.max_queries} queries recorded")
 
-    def add_alerts(self, env: str, alerts: list[dict[str, Any]]) -> None:
+    def add_alerts(self, env: str, alerts: list[dict[str, Any]], *, merge: bool = False) -> None:
+        """The alerts an answer held (``merge``: add to those of other answers, an alert of
+        the same labels replacing the earlier one; else they replace them all)."""
         with self._lock:
-            self.alerts[env] = list(alerts)
+            if not merge:
+                self.alerts[env] = list(alerts)
+                return
+            known = {_alert_key(a): a for a in self.alerts.get(env, [])}
+            for a in alerts:  # what one source knows of an alert joins what the other said
+                known[_alert_key(a)] = {**known.get(_alert_key(a), {}), **a}
+            self.alerts[env] = list(known.values())
 
     def add_rules(self, env: str, groups: list[dict[str, Any]]) -> None:
         with self._lock:
@@ -165,7 +193,7 @@ class Recorder:
     def environments(self) -> set[str]:
         """Environments anything was read from."""
         with self._lock:
-            envs = {r.env for r in self.k8s} | {r.env for r in self.es}
+            envs = {r.env for r in self.k8s} | {r.env for r in self.es} | {r.env for r in self.loki}
             envs |= {r.env for r in self.prom} | set(self.alerts) | set(self.rules)
         return envs
 
@@ -173,4 +201,9 @@ class Recorder:
         """Whether nothing at all was recorded."""
         if self.replay is not None:
             return self.replay.empty()
-        return not (self.k8s or self.es or self.prom or self.alerts or self.rules)
+        return not (self.k8s or self.es or self.loki or self.prom or self.alerts or self.rules)
+
+
+def _alert_key(alert: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    labels = alert.get("labels") if isinstance(alert.get("labels"), dict) else {}
+    return tuple(sorted((str(k), str(v)) for k, v in (labels or {}).items()))

@@ -82,17 +82,22 @@ def session_content(session: Session, *, by: str) -> BundleContent:
         raise InputError("nothing was investigated yet", hint="ask a question first")
     report = session.reports[-1]
     env = _environment(session, rec.environments())
-    captured_at = src.now
+    # in the time zone the run wrote its times in (the window's: the question's), so the
+    # replay, which writes times in the capture's zone, says the same times
+    zone = (st.constraints.window_to or src.now).tzinfo
+    captured_at = src.now.astimezone(zone) if zone is not None else src.now
     w_from = st.constraints.window_from or (src.window[0] if src.window else None)
     w_to = st.constraints.window_to or (src.window[1] if src.window else None)
     w_to = w_to or captured_at
     w_from = w_from or (w_to - timedelta(hours=1))
     cluster: str | None = None
     parts: dict[str, Any]
+    sources: list[str] | None = None
     if rec.replay is not None:
         parts = rec.replay.parts()
         parts["not_captured"] = list(rec.skipped)
         cluster = rec.replay.bundle.meta.cluster
+        sources = rec.replay.bundle.meta.captured_sources
     else:
         from opsmate.capture.convert import live_parts
 
@@ -101,6 +106,7 @@ def session_content(session: Session, *, by: str) -> BundleContent:
         env_cfg = session.settings.environments.get(env)
         if env_cfg is not None and env_cfg.kubernetes is not None:
             cluster = env_cfg.kubernetes.context
+        sources = configured_sources(env_cfg)
     runbooks, missing = read_runbooks(session, report)
     not_captured = parts["not_captured"] + [
         {"what": f"runbook {m}", "why": "its file is not under the configured runbook folders"}
@@ -122,7 +128,16 @@ def session_content(session: Session, *, by: str) -> BundleContent:
         alerts=parts["alerts"],
         runbooks=runbooks,
         not_captured=not_captured,
+        sources=sources,
     )
+
+
+def configured_sources(env_cfg: Any) -> list[str]:
+    """The live source blocks an environment configures (``prometheus``, ``loki`` ...)."""
+    if env_cfg is None:
+        return []
+    keys = ("prometheus", "elasticsearch", "loki", "kubernetes", "alertmanager")
+    return [k for k in keys if getattr(env_cfg, k, None) is not None]
 
 
 def save_session_bundle(session: Session, out: Path, *, by: str = "opsmate") -> WrittenBundle:

@@ -13,7 +13,12 @@ this order, each step on its own (a failure is listed in ``bundle.yaml`` under
    pods (``--max-pod-log-lines`` each, at most :data:`MAX_PODS` pods);
 4. the log source's records for the window and the services, paged, at most
    ``--max-log-records``;
-5. the PromQL series that describe the services (:mod:`opsmate.capture.snapshot_metrics`).
+5. the PromQL series that describe the services: metric discovery
+   (:mod:`opsmate.tools.prometheus.discovery`), the runbooks' queries and the alert's
+   expression (:mod:`opsmate.capture.snapshot_metrics`).
+
+With ``--alert``, the bundle's question is the one ``diagnose --alert`` asks of that
+alert, so ``diagnose --bundle`` of the snapshot investigates it.
 
 Then everything is redacted and written as one bundle (:mod:`opsmate.capture.writer`).
 """
@@ -34,6 +39,7 @@ from opsmate.records.payloads import LogsPayload, MetricNamesPayload
 from opsmate.tools.base import CallContext, Constraints, ToolFailure, ToolOutput
 
 MAX_PODS = 30  # pods whose logs a snapshot reads
+MAX_METRIC_QUERIES = 40  # discovered queries a snapshot records
 LOG_PAGE = 1000  # records per search_logs page
 CALL_SECONDS = 60.0
 
@@ -185,52 +191,55 @@ def _logs(
 
 def _metrics(run: _Runner, rec: Recorder, opts: SnapshotOptions, settings: Any,
              step: Callable[[str], None]) -> None:  # fmt: skip
+    """The series that describe the services: found by metric discovery (the request,
+    error, duration, saturation and container series of the services, of the namespace
+    around them, or, with neither, of every service aggregated), the runbooks' queries
+    whose metrics exist, and the named alert's expression; each recorded over the window."""
     from opsmate.agent.runbooks.library import RunbookLibrary
-    from opsmate.capture.live_hooks import owner_of
-    from opsmate.capture.snapshot_metrics import plan_queries, series_matchers
+    from opsmate.capture.snapshot_metrics import PlannedQuery, plan_queries
+    from opsmate.tools.prometheus.discovery import DiscoveredMetrics
 
-    spec = run.registry.get("metric_names")
-    if spec is None:
+    if run.registry.get("discover_metrics") is None:
         run.miss("metrics", "no Prometheus configured for this environment")
         return
-    out = run.call("metric_names", "metric names", limit=5000, environment=opts.env)
-    listed = out.payload_as(MetricNamesPayload) if out else None
-    names = set(listed.names if listed else [])
-    prom = owner_of(spec.run)
-    start = run.constraints.window_from or run.now - opts.since
-
-    def series_of(svc: str) -> list[dict[str, str]]:
-        params = {"match[]": series_matchers(svc), "start": start.timestamp(),
-                  "end": run.now.timestamp()}  # fmt: skip
-        try:
-            data = prom._client(opts.env).get_json("/api/v1/series", params, CALL_SECONDS)
-        except Exception as exc:
-            run.miss(f"series of {svc}", str(exc))
-            return []
-        return [s for s in data if isinstance(s, dict)] if isinstance(data, list) else []
-
+    step("metrics: discovery")
+    args: dict[str, Any] = {"services": opts.services[:5], "environment": opts.env,
+                            "limit": MAX_METRIC_QUERIES}  # fmt: skip
+    if opts.namespace:
+        args["namespace"] = opts.namespace
+    out = run.call("discover_metrics", "metric discovery", **args)
+    found = (out.payload_as(DiscoveredMetrics) if out is not None else None) or DiscoveredMetrics()
+    names = set(_names(run, opts))
+    discovered = [
+        PlannedQuery(c.query, c.description or "discovered") for c in found.candidates if c.query
+    ]
+    for why in found.not_found:
+        run.miss("metrics", why)
     alert_expr = None
     if opts.alert:
-        for group in rec.rules.get(opts.env, []):
-            for rule in group.get("rules") or []:
-                if rule.get("name") == opts.alert and rule.get("query"):
-                    alert_expr = (opts.alert, str(rule["query"]))
+        rules = [r for g in rec.rules.get(opts.env, []) for r in g.get("rules") or []]
+        for rule in rules:
+            if rule.get("name") == opts.alert and rule.get("query"):
+                alert_expr = (opts.alert, str(rule["query"]))
         if alert_expr is None:
-            run.miss(f"expression of alert {opts.alert}", "no alerting rule of that name")
+            why = (f"no alerting rule of that name among the {len(rules)} rules Prometheus "
+                   "holds" if rules else "the alerting rules could not be read")  # fmt: skip
+            run.miss(f"expression of alert {opts.alert}", why)
     docs = RunbookLibrary(settings.runbook_paths()).all_docs()
-    planned = plan_queries(
-        services=opts.services,
-        namespace=opts.namespace,
-        names=names,
-        series_of=series_of,
-        runbook_docs=docs,
-        alert_expr=alert_expr,
-    )
+    planned = plan_queries(discovered=discovered, services=opts.services, names=names,
+                           runbook_docs=docs, alert_expr=alert_expr)  # fmt: skip
     for p in planned:
         step(f"metrics: {p.description}")
-        args = {"query": p.query, "type": "instant" if p.instant else "range",
-                "environment": opts.env}  # fmt: skip
-        run.call("query_metrics", f"query {p.query}", **args)
+        q = {"query": p.query, "type": "instant" if p.instant else "range",
+             "environment": opts.env}  # fmt: skip
+        run.call("query_metrics", f"query {p.query}", **q)
+
+
+def _names(run: _Runner, opts: SnapshotOptions) -> list[str]:
+    """Every metric name (for the runbooks' queries: only those whose metrics exist)."""
+    out = run.call("metric_names", "metric names", limit=5000, environment=opts.env)
+    listed = out.payload_as(MetricNamesPayload) if out else None
+    return list(listed.names if listed else [])
 
 
 def _from_alert(rec: Recorder, opts: SnapshotOptions) -> None:
@@ -249,6 +258,7 @@ def take_snapshot(settings: Any, opts: SnapshotOptions, out: Path,
                   step: Callable[[str], None] = lambda _: None) -> WrittenBundle:  # fmt: skip
     """Capture ``opts`` from the live sources of ``settings`` into the bundle ``out``."""
     from opsmate.capture.convert import live_parts
+    from opsmate.capture.save import configured_sources
     from opsmate.loganalysis.parse import configure
     from opsmate.tools.k8s_kinds import KIND_TABLE
     from opsmate.tools.redact import Redactor
@@ -267,11 +277,16 @@ def take_snapshot(settings: Any, opts: SnapshotOptions, out: Path,
     run.call("list_alerts", "alerting rules", environment=opts.env, state="inactive")
     if opts.alert:
         _from_alert(rec, opts)
+    question = _alert_question(rec, opts, run) if opts.alert else None
     if opts.namespace:
         constraints.namespaces = [opts.namespace]
     if registry.get("list_objects") is None:
         run.miss("Kubernetes objects", "no Kubernetes configured for this environment")
     else:
+        if not opts.namespace:
+            run.miss("Kubernetes objects of a namespace (pods, events, workloads, pod logs)",
+                     "no --namespace given and none configured for the environment "
+                     "(kubernetes.namespaces); only cluster-wide kinds were read")  # fmt: skip
         for info in KIND_TABLE:
             if info.namespaced and not opts.namespace:
                 continue
@@ -304,14 +319,38 @@ def take_snapshot(settings: Any, opts: SnapshotOptions, out: Path,
         window_to=now,
         environment=opts.env,
         cluster=_context(settings, opts.env),
+        question=question,
         by="opsmate snapshot",
         objects=parts["objects"],
         logs=parts["logs"],
         metrics=parts["metrics"],
         alerts=parts["alerts"],
         not_captured=run.not_captured + parts["not_captured"],
+        sources=configured_sources(settings.environments.get(opts.env)),
     )
     return write_bundle(content, out, Redactor(settings.tools.redact_patterns))
+
+
+def _alert_question(rec: Recorder, opts: SnapshotOptions, run: _Runner) -> str:
+    """The question ``diagnose --alert`` would ask of the alert ``opts.alert`` (its labels,
+    onset and annotations), so ``diagnose --bundle`` of the snapshot investigates it."""
+    from opsmate.alerting.incident import build_incident
+    from opsmate.timeparse import parse_time
+    from opsmate.tools.alertmanager.model import Alert
+
+    for a in rec.alerts.get(opts.env, []):
+        labels = {str(k): str(v) for k, v in (a.get("labels") or {}).items()}
+        if labels.get("alertname") != opts.alert and a.get("fingerprint") != opts.alert:
+            continue
+        try:
+            start = parse_time(str(a["activeAt"])) if a.get("activeAt") else None
+        except ValueError:
+            start = None
+        notes = {str(k): str(v) for k, v in (a.get("annotations") or {}).items()}
+        alert = Alert(labels=labels, annotations=notes, starts_at=start)
+        return build_incident([alert]).question
+    run.miss(f"alert {opts.alert}", "not firing (or not found) when the snapshot was taken")
+    return f"Why did the alert {opts.alert} fire?"
 
 
 def _context(settings: Any, env: str) -> str | None:

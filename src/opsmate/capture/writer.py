@@ -7,10 +7,12 @@ writes ``bundle.yaml``, ``k8s/<kind>.yaml``, ``logs.ndjson``, ``metrics.yaml``,
 ``alerts.yaml`` and ``runbooks/`` into a temporary file next to the target, renamed over
 it only when complete: a failure leaves no half-written bundle behind.
 
-``bundle.yaml`` gains an optional ``capture`` mapping (an extension of the format;
-loaders ignore it): ``captured`` (what is in the bundle, with counts), ``not_captured``
-(``{what, why}``: read or wanted but left out, and the reason), ``redactions`` (how many
-secret values were masked) and ``by`` (the command that wrote it).
+``bundle.yaml`` gains an optional ``capture`` mapping (an extension of the format):
+``captured`` (what is in the bundle, with counts), ``not_captured`` (``{what, why}``: read
+or wanted but left out, and the reason), ``redactions`` (how many secret values were
+masked), ``by`` (the command that wrote it) and ``sources`` (the live sources the
+environment configured; replay offers only their tools and answers "not captured" for a
+source of them that left nothing in the bundle).
 """
 
 from __future__ import annotations
@@ -54,6 +56,9 @@ class BundleContent:
     runbooks: dict[str, str] = field(default_factory=dict)  # relative path -> text
     not_captured: list[dict[str, str]] = field(default_factory=list)
     extra_captured: list[dict[str, Any]] = field(default_factory=list)
+    # the live sources the environment configured (prometheus, loki ...): replay offers
+    # their tools only, as the live run had them; None: unknown (every tool)
+    sources: list[str] | None = None
 
 
 @dataclass
@@ -188,6 +193,8 @@ def render(c: BundleContent, redactor: Redactor) -> tuple[dict[str, bytes], Writ
         meta["question"] = red(c.question)
     meta["capture"] = {"by": c.by, "captured": captured, "not_captured": not_captured,
                        "redactions": total}  # fmt: skip
+    if c.sources is not None:
+        meta["capture"]["sources"] = sorted(c.sources)
     files = {"bundle.yaml": _yaml(meta), **files}
     info = WrittenBundle(Path(), list(files), captured, not_captured, total, 0)
     return files, info

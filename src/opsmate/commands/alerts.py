@@ -6,6 +6,10 @@ A table (severity, name, subject labels, age, silenced) or, with ``--json``,
 ``starts_at``, ``age_seconds``, ``labels``, ``annotations`` and ``subject``. Without an
 Alertmanager in that environment, Prometheus' firing alerts are listed (no silence state).
 Exit codes: 0 (also with no alert firing), 2 configuration, 3 the source is unreachable.
+
+Both faces print the same redacted, terminal-safe text (:func:`opsmate.tools.redact.clean`
+with the configured ``tools.redact_patterns``): a label holding a token, an escape
+sequence, a C1 control or a bidi override is never printed raw.
 """
 
 from __future__ import annotations
@@ -19,32 +23,34 @@ from opsmate.alerting.listing import age_text, fetch_alerts
 from opsmate.config import load_settings
 from opsmate.textsafe import dumps_json
 from opsmate.tools.alertmanager.model import Alert
+from opsmate.tools.redact import Redactor
 
 
 def _subject(alert: Alert) -> str:
     return " ".join(f"{k}={v}" for k, v in alert.subject_labels().items())
 
 
-def _print_table(env: str, source: str, alerts: list[Alert], now: datetime) -> None:
+def _print_table(env: str, source: str, alerts: list[Alert], now: datetime, red: Redactor) -> None:
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
     console = Console()
+    env = red.clean(env)
     if not alerts:
         console.print(f"no alerts firing in {escape(env)} ({source})")
         return
-    table = Table(title=f"firing alerts: {env} ({source})")
+    table = Table(title=escape(f"firing alerts: {env} ({source})"))
     for col in ("severity", "name", "subject", "age", "silenced"):
         table.add_column(col, overflow="fold")
     style = {"critical": "red", "error": "red", "warning": "yellow"}
     for a in alerts:
-        sev = a.severity or "-"
+        sev = red.clean(a.severity or "-")
         silenced = "silenced" if a.silenced else ("inhibited" if a.inhibited else "")
         table.add_row(
             f"[{style.get(sev, 'default')}]{escape(sev)}[/]",
-            escape(a.name),
-            escape(_subject(a)),
+            escape(red.clean(a.name)),
+            escape(red.clean(_subject(a))),
             age_text(a.age_seconds(now)),
             silenced,
         )
@@ -53,9 +59,8 @@ def _print_table(env: str, source: str, alerts: list[Alert], now: datetime) -> N
 
 def run_alerts(*, env: str | None, json_out: bool, config_path: Path | None) -> None:
     """Implements ``opsmate alerts`` (see the module docstring)."""
-    from opsmate.tools.redact import default_redactor
-
     settings = load_settings(config_path)
+    red = Redactor(settings.tools.redact_patterns)  # the site's own patterns too
     name, source, alerts = fetch_alerts(settings, env)
     now = datetime.now(UTC)
     if json_out:
@@ -65,8 +70,8 @@ def run_alerts(*, env: str | None, json_out: bool, config_path: Path | None) -> 
             "count": len(alerts),
             "alerts": [a.to_json(now) for a in alerts],
         }
-        payload = default_redactor().clean(payload)
+        payload = red.clean(payload)
         sys.stdout.write(dumps_json(payload, indent=2) + "\n")
         sys.stdout.flush()
         return
-    _print_table(name, source, alerts, now)
+    _print_table(name, source, alerts, now, red)

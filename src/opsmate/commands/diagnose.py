@@ -4,9 +4,11 @@ Output: ``--json`` prints only the report JSON on stdout; ``--markdown`` prints
 Markdown; otherwise a rich rendering on a terminal and Markdown when piped.
 Progress goes to stderr (on a terminal). Everything printed is redacted and free of
 terminal control sequences (the report by the engine and ``render_markdown``, progress
-lines here). Exit codes: 0 complete, 1 partial or refused, 2 usage / config, 3 every
-data source call failed as unreachable, 4 internal error, 130 interrupted (the partial
-report is still printed).
+lines here). Exit codes: 0 complete, 1 partial or refused, 2 usage / config (also a ``--session``
+file that cannot be read, is not a valid session, was changed after it was saved, or
+cannot be written: then the report is printed first), 3 every data source call failed
+(its source refused, did not answer in time or answered only server errors), 4 internal
+error, 130 interrupted (the partial report is still printed).
 """
 
 from __future__ import annotations
@@ -84,6 +86,8 @@ def run_diagnose(
     if demo and model is None and not _model_configured(settings.model):
         model = "none"
     preferred: list[str] = []
+    alert_notes: list[str] = []  # silenced, another namespace ...: said in the report too
+    alerts: list[Any] = []  # the alerts investigated (kept in the incident history)
     if alert is not None or alert_file is not None:  # the question comes from the alerts
         from opsmate.alerting.resolve import alert_options
 
@@ -96,7 +100,10 @@ def run_diagnose(
             offline=bundle is not None or demo,
         )
         question, env, preferred = opts.question, opts.env, opts.preferred_runbooks
+        alerts = list(opts.incident.alerts) if opts.incident is not None else []
+        alert_notes = list(opts.incident.notes) if opts.incident is not None else []
     show_progress = sys.stderr.isatty()
+    follow_up = session_file is not None and session_file.exists()
     if session_file is not None and session_file.exists():  # a follow-up in a saved session
         if question is None:
             raise UsageError(f"{session_file}: a saved session needs a follow-up QUESTION")
@@ -108,6 +115,11 @@ def run_diagnose(
             on_event=_progress if show_progress else None,
             max_steps=max_steps,
             timeout=timeout,
+            env=env,  # flags on a follow-up must agree with the session's fixed scope
+            services=services,
+            since=since,
+            bundle=bundle,
+            demo=demo,
         )
     else:
         session = _open(
@@ -118,11 +130,22 @@ def run_diagnose(
         report, interrupted = _run(session, question)
     finally:
         session.close()  # no model generation may outlive the command
+    if alert_notes:  # what the alert itself says the reader should know, redacted
+        red = session.sources.executor.redactor  # the site's own patterns too
+        report.notes = [clean(n, red)[:400] for n in alert_notes] + report.notes
+    if not demo and not follow_up and not interrupted:  # a follow-up is the same incident
+        report = _keep_in_history(settings, session, report, alerts)
+    _print(report, json_out=json_out, markdown=markdown)  # first: a failed save loses nothing
+    not_saved: OpsmateError | None = None
     if session_file is not None:
-        session.save(session_file)  # the follow-up's evidence and answer are kept too
-    _print(report, json_out=json_out, markdown=markdown)
+        try:
+            session.save(session_file)  # the follow-up's evidence and answer are kept too
+        except OpsmateError as exc:  # names the file and the reason; exit 2 below
+            not_saved = exc
     if save_bundle is not None:
         _save_bundle(session, save_bundle)
+    if not_saved is not None:
+        raise not_saved
     if interrupted:
         raise InvestigationOutcome("interrupted: partial report printed", ExitCode.INTERRUPTED)
     code = _exit_code(session, report)
@@ -182,6 +205,24 @@ def _save_bundle(session: Session, out: Path) -> None:
         sys.stderr.write(f"bundle written: {written.path} ({written.bytes} bytes)\n")
 
 
+def _keep_in_history(settings: Any, session: Session, report: Report, alerts: list[Any]) -> Report:
+    """The report naming the past incidents it has seen before, its own incident kept in
+    the history (``history.*``); a history problem is said on stderr, never fatal."""
+    from opsmate.history.keeper import History, record_for
+    from opsmate.history.store import HistoryError
+
+    history = History.open(settings)
+    if history is None:
+        return report
+    try:
+        rec = record_for(report, session, origin="diagnose", alerts=alerts)
+        report = history.annotate(report, rec)
+        history.keep(rec)
+    except HistoryError as exc:
+        sys.stderr.write(clean(f"opsmate: the incident history was not used: {exc.message}\n"))
+    return report
+
+
 def _model_configured(spec: str | None) -> bool:
     return bool(spec) and str(spec).strip().lower() != "none"
 
@@ -223,7 +264,9 @@ def _exit_code(session: Session, report: Report) -> ExitCode:
     calls = [c for c in session.sources.executor.calls if c.status != "rejected"]
     if report.status != "complete" and calls:
         failed = [c for c in calls if c.status == "error"]
-        down = ("unreachable", "timeout") if session.sources.executor.down else ("unreachable",)
+        down: tuple[str, ...] = ("unreachable",)
+        if session.sources.executor.down:  # timeouts and server errors marked a source down
+            down = ("unreachable", "timeout", "server_error")
         if len(failed) == len(calls) and all(c.error and c.error.code in down for c in failed):
             return ExitCode.UNREACHABLE  # every source tried is down (marked for the run)
     if report.status == "complete":

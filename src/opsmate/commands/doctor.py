@@ -1,5 +1,8 @@
 """``opsmate doctor``: checks config, credentials, each data source, the model and the index.
 
+A password written into a configured URL (``http://admin:pw@host``) is a warning naming
+the key, with the ``opsmate auth set`` command that replaces it.
+
 Each check is ``{check, status: ok|warn|fail, detail, fix}``; ``--json`` prints the list,
 otherwise a table. Sources and model servers are probed concurrently by
 :class:`opsmate.health.Probes` (a total deadline of 5 s each, started before the
@@ -13,7 +16,10 @@ file: all fixed by changing configuration).
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -110,6 +116,53 @@ def check_credentials(settings: Settings) -> list[Check]:
     return checks
 
 
+_URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)([^/\s:@]*):([^@\s/]+)@")
+
+
+def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
+    """(dotted key, text) of every string in a settings dump."""
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _strings(v, f"{path}.{k}" if path else str(k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _strings(v, f"{path}[{i}]")
+
+
+def check_config_passwords(settings: Settings) -> list[Check]:
+    """A configured URL with ``user:password@`` in it: the password sits in a plain file
+    (and in every copy of it). Warn, and say how to move it to the keyring."""
+    from opsmate.credentials import SOURCES
+
+    checks = []
+    for key, text in _strings(settings.model_dump(mode="json"), ""):
+        m = _URL_PASSWORD.search(text)
+        if m is None:
+            continue
+        user = m.group(2)
+        parts = key.split(".")
+        source = parts[2] if len(parts) > 3 and parts[0] == "environments" else None
+        clean_url = text[: m.start()] + m.group(1) + text[m.end() :]  # without user:pass@
+        if source in SOURCES:
+            env = parts[1]
+            fix = (
+                f"set {key} to {clean_url} and store the password in the keyring: "
+                f"opsmate auth set {source} --env {env}"
+                + (f" --username {user}" if user else "")
+                + f" (or set {ENV_VARS[source]['username']} and "
+                f"{ENV_VARS[source]['password']})"
+            )
+        else:
+            fix = (
+                f"remove the user and password from {key}: opsmate reads credentials from "
+                "the system keyring (opsmate auth set) or OPSMATE_ variables, never the config"
+            )
+        checks.append(Check(f"config {key}", "warn", f"{key}: the URL carries a password", fix))
+    return checks
+
+
 # -- model, index, embeddings -----------------------------------------------------
 def check_embeddings(settings: Settings) -> Check:
     emb = settings.embedding
@@ -180,6 +233,7 @@ def run_checks(config_file: Path | None, index_dir: Path | None) -> list[Check]:
     sources = start_source_probes(settings)  # network probes run while the rest is checked
     model = start_model_probe(settings)
     checks += check_environments(settings)
+    checks += check_config_passwords(settings)
     checks += check_credentials(settings)
     checks += sources.results()
     checks.append(check_tools(settings))
@@ -209,19 +263,24 @@ class DoctorFailed(OpsmateError):
 
 
 def _print_table(checks: list[Check]) -> None:
+    """One block per check: its status and name, then the detail and the fix on lines of
+    their own, wrapped at spaces only (a URL, a path or a variable name is never cut, as
+    the columns of a table cut them at 80 columns)."""
     from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
+    from rich.padding import Padding
+    from rich.text import Text
 
     style = {"ok": "green", "warn": "yellow", "fail": "red"}
-    table = Table(title="opsmate doctor")
-    for col in ("check", "status", "detail", "fix"):
-        table.add_column(col, overflow="fold")
+    console = Console()
+    console.print(Text("opsmate doctor", style="bold"))
     for c in checks:
-        table.add_row(
-            escape(c.check), f"[{style[c.status]}]{c.status}[/]", escape(c.detail), escape(c.fix)
-        )
-    Console().print(table)
+        head = Text.assemble((f"{c.status:<5}", style[c.status]), " ", (c.check, "bold"))
+        console.print(head, overflow="ignore", crop=False)
+        body = Text(c.detail, overflow="fold")
+        if c.fix:
+            body.append("\nfix: ", style="dim")
+            body.append(c.fix)
+        console.print(Padding(body, (0, 0, 0, 6), expand=False))
 
 
 def run_doctor(*, json_out: bool, index_dir: Path | None, config_path: Path | None) -> None:
@@ -231,8 +290,8 @@ def run_doctor(*, json_out: bool, index_dir: Path | None, config_path: Path | No
     checks = run_checks(config_path, index_dir)
     redactor = default_redactor()  # a URL in an error message may carry a password
     for c in checks:
-        c.detail = redactor.redact_text(c.detail)[0]
-        c.fix = redactor.redact_text(c.fix)[0]
+        c.detail = redactor.clean(c.detail)  # redacted, no terminal control characters
+        c.fix = redactor.clean(c.fix)
     if json_out:
         typer.echo(json.dumps([c.to_json() for c in checks], indent=2, ensure_ascii=False))
     else:

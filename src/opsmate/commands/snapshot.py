@@ -4,7 +4,8 @@ Checks the flags and the ``--out`` path before reading anything, then runs
 :func:`opsmate.capture.snapshot.take_snapshot` with a progress bar on stderr (a
 terminal only) and prints what the bundle holds and what was not captured, and why.
 Exit codes: 0 written (even with parts not captured: they are listed), 2 a bad flag,
-path or config, 3 no source could be read at all.
+path or config, or nothing to capture for the flags given (the message says what is
+missing), 3 no source could be read at all.
 """
 
 from __future__ import annotations
@@ -64,8 +65,16 @@ def run_snapshot(
         written = take_snapshot(settings, opts, out, step)
     if not written.captured:
         out.unlink(missing_ok=True)
-        why = "; ".join(f"{n['what']}: {n['why']}" for n in written.not_captured[:5])
-        raise SourceUnreachableError(f"nothing could be captured ({why})")
+        why = "; ".join(f"{n['what']}: {n['why']}" for n in written.not_captured[:6])
+        if any(n["why"].split(":")[0] in _DOWN for n in written.not_captured):
+            raise SourceUnreachableError(f"nothing could be captured: a source did not answer "
+                                         f"({why})")  # fmt: skip
+        raise UsageError(
+            f"nothing was captured: the sources answered but held nothing for what was asked "
+            f"({why})",
+            hint="say what to capture: --namespace NS (objects, events, pod logs), "
+            "--service S (its log records and series), --alert NAME",
+        )
     lines = [f"bundle written: {written.path} ({written.bytes} bytes)"]
     lines += [f"  {c['what']}: {c.get('count', '')}" for c in written.captured]
     if written.not_captured:
@@ -74,6 +83,9 @@ def run_snapshot(
     if written.redactions:
         lines.append(f"{written.redactions} secret values were masked")
     sys.stdout.write(safe_text("\n".join(lines)) + "\n")
+
+
+_DOWN = {"unreachable", "timeout", "auth", "server_error", "forbidden", "bad_response"}
 
 
 class _progress:

@@ -76,8 +76,8 @@ def open_index_retriever(settings: Settings, index_dir: Path | None) -> Any | No
     from opsmate.knowledge.retrieve import open_retriever
 
     path = settings.resolved_index_dir(index_dir)
-    if not path.exists():
-        return None
+    if settings.knowledge.backend == "embedded" and not path.exists():
+        return None  # a shared backend (chroma-server, elasticsearch) has no local folder
     try:
         return open_retriever(path, settings)
     except OpsmateError:  # an empty or unreadable index: runbook search is unavailable

@@ -30,6 +30,7 @@ from opsmate.config import Settings, load_settings
 from opsmate.errors import ConfigError, ExitCode, OpsmateError, UsageError
 
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+SINK_DRAIN_SECONDS = 30.0  # at shutdown, how long queued sink deliveries may still take
 
 
 class Interrupted(OpsmateError):
@@ -81,9 +82,10 @@ def report_paths(out: Path, alertname: str, now: datetime | None = None) -> tupl
 
 
 def _write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    """One file through ``<name>.tmp`` (removed on failure: never left behind)."""
+    from opsmate.alerting.outdir import _write_one
+
+    _write_one(path, text)
 
 
 class Investigator:
@@ -98,8 +100,15 @@ class Investigator:
         env: str | None,
         model: str | None,
         index_dir: Path | None,
+        extras: Any = None,
+        folder: Any = None,
     ) -> None:
+        from opsmate.alerting.outdir import ReportFolder
+
         self.settings = settings
+        # --out: reports written all or nothing, kept and retried when a write fails
+        self.folder = folder if folder is not None else ReportFolder(out, _log)
+        self.extras = extras  # history, sinks, metrics (opsmate.alerting.aftercare)
         self.out = out
         self.bundle = bundle
         self.env = env
@@ -109,10 +118,20 @@ class Investigator:
         self.written: list[Path] = []
 
     def __call__(self, msg: Any) -> None:
+        started = time.monotonic()
+        box: dict[str, Any] = {"status": "failed"}
+        try:
+            self._investigate(msg, box)
+        finally:
+            if self.extras is not None:
+                self.extras.observe(box["status"], time.monotonic() - started, box.get("session"))
+
+    def _investigate(self, msg: Any, box: dict[str, Any]) -> None:
         from opsmate.agent.report.model import render_markdown
         from opsmate.agent.session.session import Session
         from opsmate.alerting.incident import build_incident
         from opsmate.textsafe import dumps_json
+        from opsmate.tools.redact import Redactor
 
         incident = build_incident(
             msg.alerts,
@@ -130,10 +149,14 @@ class Investigator:
             services=[],
             preferred_runbooks=incident.runbook_urls,
         )
+        box["session"] = session
         try:
             report = session.ask(incident.question)
         finally:
             session.close()
+        rec = None
+        if self.extras is not None:  # names the past incidents it has seen before
+            report, rec = self.extras.before_write(report, session, msg.group_key, msg.alerts)
         data = report.to_json()
         data["alert_group"] = {
             "group_key": msg.group_key,
@@ -142,11 +165,21 @@ class Investigator:
             "fingerprints": [a.fingerprint for a in incident.alerts if a.fingerprint],
             "notes": incident.notes,
         }
+        # what leaves (files, sinks) is redacted last, whatever was added to the report
+        red = Redactor(self.settings.tools.redact_patterns)
+        data = red.clean(data)
         with self._names:  # two groups of one alert name in the same second: two files
             json_path, md_path = report_paths(self.out, msg.alertname)
-            _write(json_path, dumps_json(data, indent=2) + "\n")
-            _write(md_path, render_markdown(report))
+            self.folder.write(  # ReportWriteError: kept for a retry, this group not deduped
+                {
+                    json_path: dumps_json(data, indent=2) + "\n",
+                    md_path: red.clean_text(render_markdown(report)),
+                }
+            )
             self.written += [json_path, md_path]
+        box["status"] = report.status  # counted once its files are in --out
+        if self.extras is not None:  # the history row, the sinks (queued, never waited on)
+            self.extras.after_write(rec, data, json_path, md_path)
         secs = time.monotonic() - started
         _log(f"wrote {json_path.name} and .md: {report.status} in {secs:.1f} s")
 
@@ -175,6 +208,7 @@ def run_watch(
     config_path: Path | None,
 ) -> None:
     """Implements ``opsmate watch`` (see the module docstring)."""
+    from opsmate.alerting.aftercare import WatchExtras
     from opsmate.alerting.receiver import WebhookReceiver
 
     host, port = parse_listen(listen)
@@ -190,14 +224,16 @@ def run_watch(
             hint="configure environments in the config, or give a data set: --bundle PATH",
         )
     token = _token(settings)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"--out {out}: cannot create the folder: {exc}") from exc
+    from opsmate.alerting.outdir import ReportFolder
+
+    folder = ReportFolder(out, _log)
+    folder.check()  # a folder that cannot take a report: exit 2 before anything listens
     a = settings.alerting
+    extras = WatchExtras.build(settings, out, _log)  # a sink without its URL: exit 2 here
     investigate = Investigator(
-        settings, out, bundle=bundle, env=env, model=model, index_dir=index_dir
-    )
+        settings, out, bundle=bundle, env=env, model=model, index_dir=index_dir, extras=extras,
+        folder=folder,
+    )  # fmt: skip
     try:
         receiver = WebhookReceiver(
             host,
@@ -209,18 +245,30 @@ def run_watch(
             workers=a.workers,
             dedupe_seconds=a.dedupe_seconds,
             log=_log,
+            can_accept=folder.problem,  # 503 while --out cannot take a report
+            routes=extras.routes(),  # GET /metrics
+            on_resolved=extras.resolved,  # the history notes when an incident resolved
         )
     except OSError as exc:
         raise UsageError(f"--listen {listen}: cannot listen there: {exc}") from exc
     if not _is_loopback(host) and not token:
         _log(f"warning: listening on {host} without a bearer token (opsmate auth set watch)")
+    extras.watch_receiver(receiver)
     receiver.start()
     bound_host, bound_port = receiver.address
+    shown = f"[{bound_host}]" if ":" in bound_host else bound_host
     _log(
-        f"listening on http://{bound_host}:{bound_port}/ (reports in {out}; "
+        f"listening on http://{shown}:{bound_port}/ (reports in {out}; "
         f"{'bundle ' + str(bundle) if bundle else 'live sources'}); Ctrl-C to stop"
     )
     _serve_until_stopped(receiver)
+    extras.close(SINK_DRAIN_SECONDS)  # undelivered reports are listed in --out
+    if folder.pending and not folder.flush() and folder.pending:
+        from opsmate.alerting.outdir import ReportWriteError
+
+        raise ReportWriteError(  # exit 1: the log named each report that was not written
+            f"{folder.pending} report(s) could not be written to {out} and are lost"
+        )
 
 
 def _serve_until_stopped(receiver: Any) -> None:

@@ -57,7 +57,7 @@ def retriever_for_dir(runbooks_dir: Path, settings: Settings | None = None) -> H
 
     settings = settings or Settings()
     warnings: list[str] = []
-    files, errors = discover([runbooks_dir]) if runbooks_dir.is_dir() else ([], [])
+    files, errors = discover([runbooks_dir], warnings) if runbooks_dir.is_dir() else ([], [])
     warnings.extend(e["message"] for e in errors if runbooks_dir.is_dir() and files)
     docs: list[DocInfo] = []
     chunk_ids: list[str] = []

@@ -25,6 +25,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from opsmate.errors import UsageError
+from opsmate.knowledge.domains import doc_domains
 from opsmate.knowledge.fields import FieldIndex
 from opsmate.knowledge.lexical import LexicalIndex
 from opsmate.knowledge.vectors import ChromaVectors, NumpyVectors
@@ -65,6 +66,7 @@ class DocInfo:
     service: str = field(init=False)
     status: str = field(init=False)
     environments: frozenset[str] = field(init=False)
+    domains: frozenset[str] = field(init=False)  # team domains (:mod:`.domains`)
 
     def __post_init__(self) -> None:
         self.service = str(self.meta.get("service") or "").strip().lower()
@@ -73,6 +75,7 @@ class DocInfo:
         if isinstance(envs, str):
             envs = [envs]
         self.environments = frozenset(str(e).strip().lower() for e in envs if str(e).strip())
+        self.domains = doc_domains(self.source, self.meta)
 
     def allowed(self, filters: Filters, include_deprecated: bool) -> bool:
         statuses = filters.get("status")
@@ -239,6 +242,22 @@ class Corpus:
             self.vectors = self.vectors_loader()
             self.vectors_loader = None
         return self.vectors
+
+    def candidate_similarities(self, query: np.ndarray, positions: list[int]) -> np.ndarray | None:
+        """Cosines of ``query`` with every chunk of the runbooks holding ``positions`` (0
+        elsewhere), for a vector store searched remotely that hands back stored vectors
+        (``vectors_of``): the rerank stage's section and runbook cosines then equal the
+        in-memory store's. None for any other store."""
+        store = self.vector_store()
+        fetch = getattr(store, "vectors_of", None)
+        if fetch is None or not positions:
+            return None
+        docs = sorted({int(self.doc_of[p]) for p in positions})
+        rows = np.concatenate([self.positions_of("doc", d) for d in docs])
+        mat = np.asarray(fetch(rows.tolist()), dtype=np.float32)
+        sims = np.zeros(self.size, dtype=np.float32)
+        sims[rows] = np.einsum("ij,j->i", mat, np.asarray(query, dtype=np.float32).ravel())
+        return sims
 
     def vector_search(
         self,

@@ -29,7 +29,7 @@ PLACEHOLDERS: dict[str, str] = {
     "{namespace}": "placeholder-namespace",
     "{environment}": "placeholder-environment",
 }
-_LIST_KEYS = ("environment", "alerts", "tags")
+_LIST_KEYS = ("environment", "alerts", "tags", "domains")
 _STATUSES = ("active", "deprecated", "draft")
 
 

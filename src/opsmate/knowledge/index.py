@@ -24,7 +24,11 @@ How an update stays safe (``KnowledgeIndex.update``):
 6. One transaction publishes: new versions become visible, their old versions
    ``superseded``, the generation pointer moves. Storage of old versions is cleaned after.
 
-A kill at any point leaves the last published generation intact and searchable.
+A kill at any point leaves the last published generation intact and searchable, and so
+does a full disk or a runbook the parser chokes on (that file is reported, the others
+are indexed). The manifest itself is created beside its name and renamed into place, so
+a reader never finds one without its tables; the next run removes what a killed one left
+(``building`` rows, ``gens/<n>.tmp`` and unpublished folders, ``manifest.sqlite3.new-*``).
 
 Test hook: ``OPSMATE_TEST_INDEX_SLEEP=<seconds>`` sleeps after storing each new document
 version, so a test can kill the indexer mid-way.
@@ -59,7 +63,7 @@ from opsmate.knowledge.fields import (
 )
 from opsmate.knowledge.generation import GENS, Progress, add_to_chroma, build_vectors
 from opsmate.knowledge.lexical import build_lexical
-from opsmate.knowledge.manifest import Manifest, split_terms
+from opsmate.knowledge.manifest import Manifest, remove_leftovers, split_terms
 from opsmate.knowledge.published import index_stats, load_corpus
 from opsmate.knowledge.sources import SourceFile, read_checked
 from opsmate.knowledge.store import index_text, strategy_version
@@ -150,6 +154,31 @@ def build_field_index(
         ]
     )
     return fields, memo
+
+
+def _parse(f: SourceFile) -> tuple[Any, list[dict[str, Any]]]:
+    """A runbook file parsed and chunked for the manifest (pure: nothing is written)."""
+    from opsmate.knowledge.analyzers import tokenize
+    from opsmate.knowledge.markdown import load_runbook
+
+    doc = load_runbook(f.path, f.root)
+    chunks = []
+    for c in doc.chunks:
+        text = index_text(c.heading_path, c.text)
+        chunks.append(
+            {
+                "id": c.id,
+                "parent_id": c.parent_id,
+                "ordinal": c.ordinal,
+                "kind": c.kind,
+                "tokens": c.tokens,
+                "heading_path": c.heading_path,
+                "text": c.text,
+                "index_hash": content_hash(text),
+                "terms": tokenize(text),
+            }
+        )
+    return doc, chunks
 
 
 class KnowledgeIndex:
@@ -285,28 +314,17 @@ class KnowledgeIndex:
         self, m: Manifest, f: SourceFile, file_hash: str, strategy: str, s: IndexSummary
     ) -> int:
         """Store ``f`` as a new, invisible version; InputError when it cannot be parsed."""
-        from opsmate.knowledge.analyzers import tokenize
-        from opsmate.knowledge.markdown import load_runbook
-
-        doc = load_runbook(f.path, f.root)
+        try:
+            doc, chunks = _parse(f)
+        except (InputError, OSError, MemoryError):
+            raise
+        except Exception as exc:  # a file the parser chokes on: that file, not the run
+            raise InputError(
+                f"{f.source}: could not be read as a runbook ({type(exc).__name__}: "
+                f"{str(exc)[:200]}); not indexed"
+            ) from exc
         s.warnings.extend(doc.warnings)
         parents = [(p.id, p.ordinal, p.heading_path, p.text) for p in doc.sections]
-        chunks = []
-        for c in doc.chunks:
-            text = index_text(c.heading_path, c.text)
-            chunks.append(
-                {
-                    "id": c.id,
-                    "parent_id": c.parent_id,
-                    "ordinal": c.ordinal,
-                    "kind": c.kind,
-                    "tokens": c.tokens,
-                    "heading_path": c.heading_path,
-                    "text": c.text,
-                    "index_hash": content_hash(text),
-                    "terms": tokenize(text),
-                }
-            )
         meta = doc.meta.model_dump(mode="json")
         meta["title"] = doc.title
         s.chunks_touched += len(chunks)
@@ -396,7 +414,9 @@ class KnowledgeIndex:
 
     # -- recovery and cleanup ----------------------------------------------------------
     def _recover(self, m: Manifest) -> None:
-        """Drop what a killed run left behind: building rows, unpublished folders."""
+        """Drop what a killed run left behind: building rows, unpublished folders (and
+        ``<n>.tmp`` ones), a manifest it was creating."""
+        remove_leftovers(self.dir)
         stale = [d.id for d in m.documents("status IN ('building', 'superseded')")]
         m.delete_documents(stale)
         current = m.get_meta("generation")

@@ -14,7 +14,9 @@ Tables:
   (AUTOINCREMENT, never reused) are what the generation folders refer to. A chunk's
   BM25 terms are stored (joined by ``TERM_SEP``) so a rebuild never re-tokenizes.
 
-Queries see a consistent picture by reading inside one transaction.
+Queries see a consistent picture by reading inside one transaction. The file is created
+with its tables beside its final name and renamed into place (:func:`create_atomically`),
+so a reader never finds a manifest without them.
 """
 
 from __future__ import annotations
@@ -120,6 +122,59 @@ def _connect(path: Path, create: bool) -> sqlite3.Connection:
     )
 
 
+NEW_SUFFIX = ".new-"  # manifest.sqlite3.new-<pid>: a manifest being created
+
+
+def _has_schema(path: Path) -> bool:
+    """Whether the database at ``path`` has the ``meta`` table (its WAL included)."""
+    conn = sqlite3.connect(path, timeout=30.0, isolation_level=None)
+    try:
+        row = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
+        ).fetchone()
+        return row is not None
+    finally:
+        conn.close()
+
+
+def create_atomically(index_dir: Path) -> None:
+    """Create the manifest with its schema beside its final name, then rename it there,
+    so a manifest at its name always has its tables (a killed first run, or a disk that
+    filled while the tables were written, leaves only a ``.new-<pid>`` file, removed by the
+    next run). A manifest that is there without its tables (left by an older opsmate) is
+    replaced. Called by the indexer, under the index lock."""
+    path = manifest_path(index_dir)
+    if path.exists():
+        try:
+            if _has_schema(path):
+                return
+        except sqlite3.DatabaseError:
+            pass  # not a database at all: replaced like an empty one
+        for leftover in (path, *(path.with_name(path.name + s) for s in ("-wal", "-shm"))):
+            leftover.unlink(missing_ok=True)
+    tmp = path.with_name(f"{path.name}{NEW_SUFFIX}{os.getpid()}")
+    tmp.unlink(missing_ok=True)
+    conn = sqlite3.connect(tmp, timeout=30.0, isolation_level=None)
+    try:
+        conn.executescript(_SCHEMA)  # rollback journal here: nothing left beside it
+        conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
+    except BaseException:
+        conn.close()
+        tmp.unlink(missing_ok=True)
+        raise
+    conn.close()
+    os.replace(tmp, path)
+
+
+def remove_leftovers(index_dir: Path) -> list[Path]:
+    """Remove the ``manifest.sqlite3.new-*`` files of killed runs; the paths removed."""
+    gone = []
+    for p in index_dir.glob(f"{MANIFEST_NAME}{NEW_SUFFIX}*"):
+        p.unlink(missing_ok=True)
+        gone.append(p)
+    return gone
+
+
 class Manifest:
     """Thin wrapper over the manifest database (one connection, this thread)."""
 
@@ -132,6 +187,10 @@ class Manifest:
             )
         if create:
             index_dir.mkdir(parents=True, exist_ok=True)
+            try:
+                create_atomically(index_dir)
+            except sqlite3.DatabaseError as exc:
+                raise KnowledgeIndexError(f"runbook index {path} cannot be written: {exc}") from exc
         try:
             # one connection may serve several threads (the TUI searches from workers);
             # ``lock`` serialises its use
@@ -146,6 +205,13 @@ class Manifest:
             self.conn.execute("PRAGMA synchronous=NORMAL")
             version = self.get_meta("schema_version")
         except sqlite3.DatabaseError as exc:
+            if not create and "no such table" in str(exc):  # a first run that did not finish
+                self.conn.close()
+                raise KnowledgeIndexError(
+                    f"no runbook index in {index_dir} yet: the `opsmate index` run that "
+                    "started it did not finish",
+                    hint=f"run `opsmate index PATH --index-dir {index_dir}` again",
+                ) from exc
             state = "cannot be written" if create else "is unreadable"
             raise KnowledgeIndexError(f"runbook index {path} {state}: {exc}") from exc
         if version != SCHEMA_VERSION:

@@ -23,7 +23,9 @@ One query:
    question is about a product no runbook mentions.
 
 In ``bm25`` / ``vector`` mode the score is the BM25(F) score / the cosine and no rerank
-runs: those modes show one side alone.
+runs: those modes show one side alone. A hybrid search over an index without vectors (or
+without its embedding model) is BM25 only, and its answer says ``mode: bm25`` (with a
+warning saying why).
 """
 
 from __future__ import annotations
@@ -38,8 +40,10 @@ import numpy as np
 from opsmate.config import RetrievalConfig
 from opsmate.errors import UsageError
 from opsmate.knowledge.corpus import Corpus, Filters, normalize_filters
+from opsmate.knowledge.domains import allowed_domains
 from opsmate.knowledge.embeddings import Embedder
 from opsmate.knowledge.evidence import LEXICAL_EVIDENCE_SCALE, judge
+from opsmate.knowledge.fusion import rrf_fuse
 from opsmate.knowledge.hits import build_hits, one_per_parent
 from opsmate.knowledge.lexical import lucene_idf, top_n
 from opsmate.knowledge.rerank import Candidate, FeatureReranker
@@ -51,7 +55,13 @@ if TYPE_CHECKING:
     from opsmate.knowledge.query import QueryContext, QueryPlan, Vocabulary
     from opsmate.knowledge.rerank_model import ModelReranker
 
-__all__ = ["LEXICAL_EVIDENCE_SCALE", "Candidate", "HybridRetriever", "open_retriever"]
+__all__ = [
+    "LEXICAL_EVIDENCE_SCALE",
+    "Candidate",
+    "HybridRetriever",
+    "open_retriever",
+    "rrf_fuse",
+]
 
 LEXICAL_COVERAGE_FLOOR = 0.15
 LEXICAL_COVERAGE_FULL = 0.45
@@ -72,23 +82,6 @@ class PassThroughReranker:
 
     def rerank(self, query: str, candidates: list[Candidate], corpus: Corpus) -> list[Candidate]:
         return candidates
-
-
-def rrf_fuse(
-    lists: list[list[tuple[int, float]]], k: int = 60, weights: list[float] | None = None
-) -> list[tuple[int, float]]:
-    """Reciprocal rank fusion of ranked (position, score) lists; best first, ties by position.
-
-    ``score(d) = sum_i w_i / (k + rank_i(d))``; every weight is 1 unless given.
-    """
-    fused: dict[int, float] = {}
-    for i, ranked in enumerate(lists):
-        w = 1.0 if weights is None else weights[i]
-        if w <= 0:
-            continue
-        for rank, (pos, _score) in enumerate(ranked, start=1):
-            fused[pos] = fused.get(pos, 0.0) + w / (k + rank)
-    return sorted(fused.items(), key=lambda item: (-item[1], item[0]))
 
 
 def lexical_weight(coverage: float) -> float:
@@ -254,7 +247,11 @@ class HybridRetriever:
         stages = ["fusion"]
         model_info: dict[str, Any] | None = None
         if mode == "hybrid" and self.config.rerank == "features":
-            cands = self.feature_reranker.rerank(plan, cands, corpus, main.sims)
+            sims = main.sims
+            if sims is None and qvecs is not None:  # remote vectors: the candidates' runbooks
+                head = [c.pos for c in cands[: self.feature_reranker.depth]]
+                sims = corpus.candidate_similarities(qvecs[0], head)
+            cands = self.feature_reranker.rerank(plan, cands, corpus, sims)
             stages.append("features")
         if mode == "hybrid" and self.model_reranker is not None and cands:
             cands, model_info = self.model_reranker.rerank(plan, cands, corpus)
@@ -267,7 +264,7 @@ class HybridRetriever:
             query=query,
             hits=build_hits(corpus, chosen, self.feature_reranker.weights if explain else None),
             low_evidence=ev.low,
-            mode=mode,
+            mode="bm25" if mode == "hybrid" and qvecs is None else mode,  # what really ran
             warnings=list(dict.fromkeys([*self.warnings, *corpus.warnings, *notes])),
         )
         if explain:
@@ -376,6 +373,11 @@ def open_retriever(
     embedder is the model the index was built with, loaded on the first vector query
     and never downloaded; when it is unavailable, search falls back to BM25 with a
     warning. ``retrieval.rerank_model`` (when not ``none``) is loaded on first use.
+
+    ``knowledge.backend`` picks the index: ``embedded`` (``index_dir``), ``chroma-server``
+    (the team's Chroma server, :mod:`.chroma_server`) or ``elasticsearch``
+    (:mod:`.es_index`, whose retriever has the same ``search``). ``knowledge.domains``
+    restricts every backend to the user's team domains before ranking (:mod:`.domains`).
     """
     from opsmate.config import Settings
     from opsmate.errors import KnowledgeIndexError, OpsmateError
@@ -384,6 +386,22 @@ def open_retriever(
     from opsmate.knowledge.rerank_model import model_reranker_from_config
 
     settings = settings or Settings()
+    if settings.knowledge.backend == "chroma-server":
+        from opsmate.knowledge.chroma_server import open_server_index
+
+        server, server_embedder, server_notes = open_server_index(settings)
+        return HybridRetriever(
+            server.corpus,
+            server_embedder,
+            config=settings.retrieval,
+            reranker=reranker,
+            warnings=server_notes,
+            model_reranker=model_reranker_from_config(settings),
+        )
+    if settings.knowledge.backend == "elasticsearch":
+        from opsmate.knowledge.es_index import open_es_retriever
+
+        return open_es_retriever(settings)  # type: ignore[return-value]
     folder = settings.resolved_index_dir(index_dir)
     index = KnowledgeIndex(folder)
     corpus = index.corpus()
@@ -392,6 +410,19 @@ def open_retriever(
             f"the runbook index in {folder} has no chunks",
             hint=f"run `opsmate index RUNBOOK_DIR --index-dir {folder}`",
         )
+    source: Callable[[], Corpus] = index.corpus
+    allowed = allowed_domains(settings.knowledge.domains)
+    if allowed is not None:
+        from opsmate.knowledge.domain_view import domain_view
+
+        source = domain_view(index.corpus, allowed)
+        if source().visible_count == 0:
+            raise KnowledgeIndexError(
+                f"the runbook index in {folder} has no runbook in your domains "
+                f"({', '.join(sorted(allowed))})",
+                hint="knowledge.domains in the config names the domains you read; a "
+                "runbook's domains are its front matter `domains:` or its top folder",
+            )
     spec = index.embedding_spec()
     notes: list[str] = []
 
@@ -413,7 +444,7 @@ def open_retriever(
 
     # ``notes`` is shared: what the lazy embedder factory reports shows up in responses
     return HybridRetriever(
-        index.corpus,
+        source,
         embedder,
         config=settings.retrieval,
         reranker=reranker,

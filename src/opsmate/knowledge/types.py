@@ -33,6 +33,8 @@ class RunbookMeta(BaseModel):
     tags: list[str] = Field(default_factory=list)
     checks: list[RunbookCheck] = Field(default_factory=list)
     supersedes: str | None = None
+    # team domains this runbook belongs to; empty: its top folder (or "shared" at the top)
+    domains: list[str] = Field(default_factory=list)
 
 
 ChunkKind = Literal["text", "list", "code", "table", "mixed"]

@@ -7,7 +7,17 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from opsmate.records.base import Record
-from opsmate.records.types import Count, OptFloat, StrMap, Text, Time, items, lenient
+from opsmate.records.types import (
+    Count,
+    OptBool,
+    OptFloat,
+    StrList,
+    StrMap,
+    Text,
+    Time,
+    items,
+    lenient,
+)
 
 
 def _none() -> None:
@@ -53,7 +63,13 @@ class MetricResult(Record):
 class Alert(Record):
     name: Text = None
     state: Text = "firing"
+    severity: Text = None
     labels: StrMap = Field(default_factory=dict)
     annotations: StrMap = Field(default_factory=dict)
     active_at: Time = None
     value: Text = None
+    # Alertmanager's: whether a silence or an inhibition holds it, and its fingerprint
+    silenced: OptBool = None
+    silenced_by: StrList = Field(default_factory=list)
+    inhibited: OptBool = None
+    fingerprint: Text = None

@@ -65,6 +65,7 @@ ERROR_CODES = (
     "bad_response",
     "too_large",
     "internal",
+    "interrupted",
 )
 
 
@@ -257,6 +258,19 @@ ToolFunc = Callable[[BaseModel, CallContext], ToolOutput]
 
 
 @dataclass(frozen=True)
+class SourceRoute:
+    """Which configured source serves one call, and that source's time-out: the wall-clock
+    limit of the whole call (retries included), whatever the server does."""
+
+    key: str  # the config block: ``alertmanager``, ``loki`` ...
+    timeout_s: float | None = None  # ``environments.<env>.<key>.timeout``
+
+
+# (validated arguments, the call's environment or None) -> the source serving that call
+RouteFunc = Callable[[BaseModel, "str | None"], "SourceRoute | None"]
+
+
+@dataclass(frozen=True)
 class ToolSpec:
     """A tool: its stable name, description, argument model and how to run it."""
 
@@ -270,6 +284,9 @@ class ToolSpec:
     # the config block(s) of the live source serving it (``prometheus``; ``elasticsearch,loki``
     # where each call's environment picks one); empty for bundle replay and runbook search
     source: str = ""
+    # the source serving one call (set by the live registry): names exactly the source that
+    # failed, and bounds the call by that source's time-out; None: ``source`` and timeout_s
+    route: RouteFunc | None = None
     # the typed payload of its answers' ``data``; None: the stable tool's of that name
     # (:data:`~opsmate.tools.schemas.PAYLOAD_MODELS`), none for another tool
     payload_model: type[BaseModel] | None = None

@@ -9,15 +9,20 @@ Pipeline of :meth:`Executor.call`, each step able to end the call with an envelo
    page size, cursor → ``rejected`` / ``forbidden_scope`` | ``bad_cursor`` |
    ``invalid_arguments``; narrowing is reported in ``scope["clamped"]``
 4. execution in a worker thread under the time-out (the spec's own ``timeout_s`` when
-   set, else ``tools.timeout_seconds``; never past the task deadline) → ``error`` /
-   ``timeout`` (retryable); :class:`ToolFailure` → ``error`` with its code and
-   retryable flag; any other exception → ``error`` / ``internal``. A ``bad_cursor``
+   set, else ``tools.timeout_seconds``; for a live source never more than that source's
+   configured ``timeout``; never past the task deadline): a wall-clock limit on the whole
+   call, retries included, whatever the server does (refuses, never answers, drips one
+   byte at a time) → ``error`` / ``timeout`` (retryable); :class:`ToolFailure` →
+   ``error`` with its code and retryable flag; any other exception → ``error`` /
+   ``internal``. ``cancelled`` (an Event, e.g. the session's Ctrl-C) ends a call in
+   flight at once → ``error`` / ``interrupted``. A ``bad_cursor``
    failure of the tool itself (a forged cursor that passed the executor's own check)
    is ``rejected`` like any other invalid argument.
    Retryable errors of idempotent tools are retried up to ``tools.max_retries`` times
-   with a short backoff, never past the deadline. A time-out whose worker is still
-   running (a hung call, or a slow local bundle replay) is not retried: the worker
-   cannot be stopped, and a retry would only queue behind it and multiply the wait.
+   with a short backoff, inside the call's own time limit, never past the deadline. A
+   time-out whose worker is still running (a hung call, or a slow local bundle replay)
+   is not retried: the worker cannot be stopped, and a retry would only queue behind it
+   and multiply the wait.
 5. size budget (:mod:`opsmate.tools.budget`): above the tool's token
    budget the largest list in ``data`` loses items from its end (then over-long
    strings are cut) until it fits; ``truncated`` says how many and how to narrow,
@@ -53,6 +58,7 @@ from opsmate.tools.audit import AuditLog
 from opsmate.tools.base import (
     CallContext,
     Constraints,
+    SourceRoute,
     ToolErrorInfo,
     ToolFailure,
     ToolOutput,
@@ -69,6 +75,7 @@ log = logging.getLogger(__name__)
 _SPEC_DEFAULT_TIMEOUT = next(f.default for f in dc_fields(ToolSpec) if f.name == "timeout_s")
 _BACKOFF_S = (0.25, 0.5, 1.0, 2.0)
 DOWN_CODES = ("unreachable", "timeout")  # failures that mark a live source down for the run
+SLICE_S = 0.1  # how often a wait for a worker looks at ``cancelled``
 
 # describes a live source for people: (source module, environment) -> "Prometheus (test, URL)"
 SourceLabeler = Callable[[str, "str | None"], str]
@@ -80,7 +87,7 @@ class SourceDown:
 
     key: str  # "<source module>@<environment>"
     label: str  # name, environment and URL without credentials
-    code: str  # unreachable | timeout
+    code: str  # unreachable | timeout | server_error (a source that never answered well)
     message: str  # the first failure's (redacted) message
     first_call: str  # the call that failed
     calls: int = 1  # calls that failed or were answered "down" (the first included)
@@ -171,6 +178,9 @@ class Executor:
         self.mark_down = True
         self.down: dict[str, SourceDown] = {}
         self.source_label: SourceLabeler | None = None
+        # set (by Ctrl-C, the session's cancel) to end the calls in flight at once
+        self.cancelled: threading.Event | None = None
+        self._answered: set[str] = set()  # sources that answered a call this run
         self._counter = itertools.count(1)
         self._lock = threading.Lock()
 
@@ -264,7 +274,8 @@ class Executor:
             msg = format_validation_error(exc, spec.args_model)
             return self._rejected(call_id, tool, _compact(scoped.args), "invalid_arguments", msg)
 
-        down_key = self._down_key(spec, scoped.args)
+        route = self._route(spec, bound, scoped.args)
+        down_key = self._down_key(spec, scoped.args, route)
         with self._lock:
             down = self.down.get(down_key) if down_key else None
             if down is not None:
@@ -280,9 +291,21 @@ class Executor:
                     retryable=False,
                 ),
             )  # fmt: skip
-        outcome, attempts = self._run_with_retries(spec, bound, call_id)
-        if down_key and _marks_down(outcome.error):
-            self._mark_down(down_key, spec, scoped.args, outcome.error, call_id)
+        limit = self._timeout_for(spec)
+        if route is not None and route.timeout_s is not None:
+            limit = min(limit, route.timeout_s)
+        outcome, attempts = self._run_with_retries(spec, bound, call_id, limit)
+        if outcome.hung and route is not None and outcome.error and outcome.error.code == "timeout":
+            env = scoped.args.get("environment") or self.constraints.environment
+            outcome.error.message = (
+                f"{self._label(route.key, env)} did not answer {tool} within {limit:.1f} s "
+                "(the source's time-out, answer included)"
+            )
+        if down_key and outcome.error is None:
+            with self._lock:
+                self._answered.add(down_key)
+        elif down_key and self._marks_down(down_key, outcome.error, routed=route is not None):
+            self._mark_down(down_key, spec, scoped.args, outcome.error, call_id, route)
         scope = dict(scoped.scope)
         if attempts > 1:
             scope["attempts"] = attempts
@@ -328,11 +351,38 @@ class Executor:
         return final
 
     # -- sources down ----------------------------------------------------------------
-    def _down_key(self, spec: ToolSpec, args: Mapping[str, Any]) -> str | None:
+    def _route(
+        self, spec: ToolSpec, bound: BaseModel, args: Mapping[str, Any]
+    ) -> SourceRoute | None:
+        """The source serving this call (None: not a routed live source)."""
+        if spec.route is None:
+            return None
+        env = args.get("environment") or self.constraints.environment
+        try:
+            return spec.route(bound, env)
+        except Exception as exc:  # a route is a refinement: the call still runs
+            log.debug("no route for %s: %r", spec.name, exc)
+            return None
+
+    def _down_key(
+        self, spec: ToolSpec, args: Mapping[str, Any], route: SourceRoute | None = None
+    ) -> str | None:
         if not self.mark_down:
             return None
         env = args.get("environment") or self.constraints.environment
-        return f"{source_module(spec)}@{env or '-'}"
+        module = route.key if route is not None else source_module(spec)
+        return f"{module}@{env or '-'}"
+
+    def _marks_down(self, key: str, error: ToolErrorInfo | None, *, routed: bool) -> bool:
+        """Refused, unresolvable or silent: the source is down. So is a live source (a
+        routed one) that answers only server errors (HTTP 5xx after the retries) and has
+        not answered a call this run; a 5xx after good answers is that query's trouble."""
+        if _marks_down(error):
+            return True
+        if not routed or error is None or error.code != "server_error":
+            return False
+        with self._lock:
+            return key not in self._answered
 
     def _mark_down(
         self,
@@ -341,14 +391,11 @@ class Executor:
         args: Mapping[str, Any],
         error: ToolErrorInfo | None,
         call_id: str,
+        route: SourceRoute | None = None,
     ) -> None:
         env = args.get("environment") or self.constraints.environment
-        module = source_module(spec)
-        label = f"{module} ({env})" if env else module
-        if self.source_label is not None:
-            with contextlib.suppress(Exception):  # a label is a nicety; the mark must happen
-                label = self.source_label(module, env)
-        label = self.redactor.redact_text(label)[0]
+        module = route.key if route is not None else source_module(spec)
+        label = self._label(module, env)
         message = self.redactor.redact_text(error.message if error else "no answer")[0]
         with self._lock:
             self.down.setdefault(
@@ -361,6 +408,14 @@ class Executor:
                     first_call=call_id,
                 ),
             )
+
+    def _label(self, module: str, env: str | None) -> str:
+        """How people know a source: ``Prometheus (test, http://host:9090)`` (redacted)."""
+        label = f"{module} ({env})" if env else module
+        if self.source_label is not None:
+            with contextlib.suppress(Exception):  # a label is a nicety; the mark must happen
+                label = self.source_label(module, env)
+        return self.redactor.redact_text(label)[0]
 
     def down_sources(self) -> list[SourceDown]:
         """The sources marked down so far, in the order they failed."""
@@ -414,26 +469,53 @@ class Executor:
     def _remaining(self) -> float | None:
         return None if self.deadline is None else self.deadline - time.monotonic()
 
+    def _is_cancelled(self) -> bool:
+        return self.cancelled is not None and self.cancelled.is_set()
+
     def _run_with_retries(
-        self, spec: ToolSpec, args: BaseModel, call_id: str
+        self, spec: ToolSpec, args: BaseModel, call_id: str, limit: float | None = None
     ) -> tuple[_Outcome, int]:
+        """Attempts until one succeeds or may not be retried, all of them within ``limit``
+        seconds of wall-clock time (the call's own time-out) and the task's deadline."""
+        limit = self._timeout_for(spec) if limit is None else limit
+        call_end = time.monotonic() + limit
         attempt = 0
         while True:
             attempt += 1
-            outcome = self._attempt(spec, args, call_id, attempt)
+            began = time.monotonic()
+            outcome = self._attempt(spec, args, call_id, attempt, call_end, limit)
+            took = time.monotonic() - began
             err = outcome.error
             if err is None or not err.retryable or not spec.idempotent or outcome.hung:
                 return outcome, attempt
-            if attempt > self.config.max_retries:
+            if attempt > self.config.max_retries or self._is_cancelled():
                 return outcome, attempt
             pause = _BACKOFF_S[min(attempt - 1, len(_BACKOFF_S) - 1)]
             remaining = self._remaining()
             if remaining is not None and remaining <= pause + 0.05:
                 return outcome, attempt
-            time.sleep(pause)
+            if call_end - time.monotonic() - pause < max(took, 0.25):
+                return outcome, attempt  # another try would not have the time this one took
+            if self.cancelled is not None:
+                if self.cancelled.wait(pause):
+                    return outcome, attempt
+            else:
+                time.sleep(pause)
 
-    def _attempt(self, spec: ToolSpec, args: BaseModel, call_id: str, attempt: int) -> _Outcome:
-        timeout = self._timeout_for(spec)
+    def _attempt(
+        self,
+        spec: ToolSpec,
+        args: BaseModel,
+        call_id: str,
+        attempt: int,
+        call_end: float | None = None,
+        limit: float | None = None,
+    ) -> _Outcome:
+        if self._is_cancelled():
+            return _Outcome(error=_interrupted(spec))
+        timeout = self._timeout_for(spec) if limit is None else limit
+        if call_end is not None:
+            timeout = max(min(timeout, call_end - time.monotonic()), 0.05)
         remaining = self._remaining()
         bounded_by_deadline = False
         if remaining is not None:
@@ -464,7 +546,13 @@ class Executor:
 
         worker = threading.Thread(target=work, name=f"opsmate-tool-{call_id}", daemon=True)
         worker.start()
-        worker.join(timeout)
+        end = time.monotonic() + timeout
+        while True:  # in slices, so a cancel (Ctrl-C) ends the wait at once
+            worker.join(max(min(SLICE_S, end - time.monotonic()), 0.0))
+            if not worker.is_alive() or time.monotonic() >= end:
+                break
+            if self._is_cancelled():
+                return _Outcome(error=_interrupted(spec), hung=True)
         if worker.is_alive():
             why = "the task's remaining time" if bounded_by_deadline else "its time-out"
             return _Outcome(
@@ -515,6 +603,14 @@ def _marks_down(error: ToolErrorInfo | None) -> bool:
     if error is None or error.code not in DOWN_CODES:
         return False
     return error.code == "unreachable" or error.retryable
+
+
+def _interrupted(spec: ToolSpec) -> ToolErrorInfo:
+    return ToolErrorInfo(
+        code="interrupted",
+        message=f"{spec.name} was stopped: the investigation was interrupted",
+        retryable=False,
+    )
 
 
 def _compact(args: dict[str, Any]) -> dict[str, Any]:

@@ -29,17 +29,23 @@ What is replaced with ``[REDACTED]`` (the key name or scheme is kept, only the v
   key, 密码, 口令, 令牌, 密钥 (glued prefixes count: ``PGPASSWORD=``, ``DB_PASSWORD=``);
   Kubernetes env entries ``{name: DB_PASSWORD, value: ...}``; in structured data, string
   values under such keys
-- random-looking values (:func:`~opsmate.tools.redact_rules.high_entropy`) under keys that
-  only contain such a word (``SECRET_KEY_BASE``), signature/session/nonce-like keys, and
-  custom header names (``X-Acme-Sig``)
+- random-looking values (:func:`~opsmate.tools.redact_shapes.high_entropy`) under keys
+  that only contain such a word (``SECRET_KEY_BASE``), signature/session/nonce-like keys,
+  and custom header names (``X-Acme-Sig``)
+- by shape alone, wherever it stands: a random token of 20+ characters in free text
+  (:func:`~opsmate.tools.redact_shapes.random_token`; kept after words that call it an
+  id, inside a certificate, or when it is base64 of readable text), and the values of
+  annotations, labels and env entries under any key (:func:`looks_secret`)
 - base64 tokens whose decoded text holds any of the above (``cGFzc3dvcmQ9...``)
 - Kubernetes Secret objects (``kind: Secret``): every value of ``data`` / ``stringData``
   and the ``last-applied-configuration`` annotation that repeats them
 - configured patterns (``tools.redact_patterns``): a regex without groups has its whole
   match replaced; with groups, only group 1 is.
 
-Non-secrets such as trace ids, git shas, UUIDs, ``password_reset_requested`` or
-``timeout=30`` are left alone.
+Non-secrets such as trace ids, git shas, UUIDs, alert and class names made of words,
+``password_reset_requested``, ``timeout=30``, ``ALLOW_EMPTY_PASSWORD=yes`` or a key
+file's path are left alone; a value under a key naming an id (``clusterId``) is never
+judged random.
 """
 
 from __future__ import annotations
@@ -63,8 +69,11 @@ from opsmate.tools.redact_rules import (
     Gate,
     Repl,
     b64_text,
+    bare_secret,
     high_entropy,
+    id_key,
     keep,
+    plain_setting,
 )
 
 __all__ = ["MASK", "Redactor", "clean", "default_redactor"]
@@ -95,29 +104,31 @@ class Redactor:
             self._rules.append((rx, keep(1) if rx.groups else MASK, None))
         # text -> (its clean form, None when unchanged; secrets replaced): tool results
         # repeat the same strings (a namespace, an image, a condition) thousands of times
-        self._memo: dict[str, tuple[str | None, int]] = {}
+        self._memo: dict[str | tuple[str], tuple[str | None, int]] = {}
         self._memo_chars = 0  # characters of the remembered strings
 
     # -- text ------------------------------------------------------------------------
-    def redact_text(self, text: str) -> tuple[str, int]:
+    def redact_text(self, text: str, *, bare: bool = True) -> tuple[str, int]:
         """Return ``(clean text, number of secret values replaced)``.
 
-        Terminal control sequences are removed too (not counted).
+        Terminal control sequences are removed too (not counted). ``bare=False``: a
+        random-looking token standing alone is kept (the text is the value of an id key).
         """
         if not text:
             return text, 0
         if type(text) is not str:
             text = str.__str__(text)  # a StrEnum member: its plain text, as re.sub gives
-        hit = self._memo.get(text)
+        memo_key: str | tuple[str] = text if bare else (text,)
+        hit = self._memo.get(memo_key)
         if hit is not None:
             return (text if hit[0] is None else hit[0]), hit[1]
-        clean, count = self._scan(safe_text(text))
+        clean, count = self._scan(safe_text(text), bare=bare)
         size = len(text)
         if size <= _MEMO_TEXT:
             if len(self._memo) >= _MEMO_SIZE or self._memo_chars + size > _MEMO_CHARS:
                 self._memo.clear()
                 self._memo_chars = 0
-            self._memo[text] = (None if clean == text else clean, count)
+            self._memo[memo_key] = (None if clean == text else clean, count)
             self._memo_chars += size
         return clean, count
 
@@ -125,7 +136,7 @@ class Redactor:
         """:meth:`redact_text` without the count."""
         return self.redact_text(text)[0]
 
-    def _scan(self, text: str, depth: int = 0) -> tuple[str, int]:
+    def _scan(self, text: str, depth: int = 0, *, bare: bool = True) -> tuple[str, int]:
         total = 0
         low = text.lower()
         for rx, rule, gate in self._rules:
@@ -134,7 +145,7 @@ class Redactor:
             if rx.search(text) is None:
                 continue  # nothing to replace: skip building the replacement
             count = 0
-            repl: Repl | str = rule if rule is not None else self._b64(depth)
+            repl: Repl | str = rule if rule is not None else self._b64(depth, bare)
 
             def counted(m: re.Match[str], repl: Repl | str = repl) -> str:
                 nonlocal count
@@ -147,10 +158,16 @@ class Redactor:
             total += count
         return text, total
 
-    def _b64(self, depth: int) -> Repl:
-        """A base64 token whose decoded text carries a secret is masked whole."""
+    def _b64(self, depth: int, bare: bool = True) -> Repl:
+        """A base64 token whose decoded text carries a secret is masked whole; so is a
+        random token standing alone (``bare``: :func:`~opsmate.tools.redact_rules.bare_secret`).
+        """
 
         def repl(m: re.Match[str]) -> str:
+            if bare and depth == 0:
+                masked = bare_secret(m)
+                if masked is not None:
+                    return masked
             if depth >= _MAX_DEPTH:
                 return m.group(0)
             decoded = b64_text(m.group(0))
@@ -222,7 +239,12 @@ class Redactor:
                 clean_key, marks = _key_info(key)
             else:
                 clean_key, marks = key, _NONE
-            if by_shape and isinstance(value, str) and value != MASK and looks_secret(value):
+            if (
+                by_shape
+                and isinstance(value, str)
+                and value != MASK
+                and looks_secret(value, id_value=marks == _ID)
+            ):
                 out[clean_key] = MASK  # any annotation / label key: judged by the value
                 counter[0] += 1
             elif key in SHAPE_KEYS and isinstance(value, dict):
@@ -240,11 +262,12 @@ class Redactor:
                     or marks == _SECRET
                     or (marks == _WEAK and high_entropy(value))
                 )  # _secret_value(key, value)
+                and not plain_setting(value)  # ALLOW_EMPTY_PASSWORD: "yes", a key's path
             ):
                 out[clean_key] = MASK
                 counter[0] += 1
             elif type(value) is str:
-                text, n = self.redact_text(value)
+                text, n = self.redact_text(value, bare=marks != _ID)
                 counter[0] += n
                 out[clean_key] = text
             elif type(value) in _PLAIN:
@@ -268,8 +291,9 @@ _MEMO_TEXT = 2_000  # longer strings are scanned each time, not remembered
 _PLAIN = frozenset({int, float, bool, type(None)})
 
 # dict key -> (key without terminal control, how it marks its value): _SECRET always,
-# _WEAK when the value looks random, _NONE never
-_NONE, _WEAK, _SECRET = 0, 1, 2
+# _WEAK when the value looks random, _NONE never, _ID never and its value is an id (a
+# random-looking value under it is not judged by its shape either)
+_NONE, _WEAK, _SECRET, _ID = 0, 1, 2, 3
 _KEYS: dict[str, tuple[str, int]] = {}
 _KEYS_SIZE = 20_000  # keys remembered (emptied when full)
 _KEY_TEXT = 200  # longer keys are judged each time
@@ -283,6 +307,8 @@ def _key_info(key: str) -> tuple[str, int]:
     if info is None:
         if SECRET_KEY_NAME.fullmatch(key):
             kind = _SECRET
+        elif id_key(key):
+            kind = _ID  # a key that names an id (X-Request-Id, clusterId)
         elif WEAK_KEY.search(key) or HEADER_KEY.fullmatch(key):
             kind = _WEAK
         else:
@@ -317,13 +343,15 @@ def _env_secret(obj: dict[Any, Any]) -> bool:
 SHAPE_KEYS = frozenset({"annotations", "labels", "env", "environment_variables"})
 
 
-def looks_secret(value: str) -> bool:
+def looks_secret(value: str, *, id_value: bool = False) -> bool:
     """A value with the shape of a secret: a known token format, or random-looking
-    (:func:`high_entropy`). Trace ids, git shas and UUIDs (hex) and words are not."""
+    (:func:`high_entropy`; not when ``id_value``: the value of an id key). Trace ids, git
+    shas and UUIDs (hex), words, alert and class names (``OrderServiceHigh5xxRate``) are not.
+    """
     v = value.strip()
     if not v or len(v) > 4096:
         return False
-    return high_entropy(v) or bool(KNOWN_TOKEN.search(v))
+    return (not id_value and high_entropy(v)) or bool(KNOWN_TOKEN.search(v))
 
 
 _DEFAULT: Redactor | None = None

@@ -22,10 +22,33 @@ from __future__ import annotations
 
 import base64
 import binascii
-import math
 import re
-from collections import Counter
 from collections.abc import Callable
+
+from opsmate.tools.redact_shapes import (
+    BARE_MIN,
+    ID_KEY,
+    NOT_AN_ID,
+    WORD_PIECE,
+    high_entropy,
+    id_key,
+    plain_setting,
+    random_token,
+    shannon,
+    wordlike,
+)
+
+__all__ = [  # the shape judgements are used from here too
+    "BARE_MIN",
+    "ID_KEY",
+    "WORD_PIECE",
+    "high_entropy",
+    "id_key",
+    "plain_setting",
+    "random_token",
+    "shannon",
+    "wordlike",
+]
 
 MASK = "[REDACTED]"
 
@@ -53,7 +76,6 @@ WEAK_KEY = re.compile(
     rf"(?i)(?:{GLUED}|{SEGMENT}|sig|signature|hmac|session|sid|nonce|salt|key|pass)"
 )
 HEADER_KEY = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)+")
-_HEXISH = re.compile(r"[0-9a-fA-F-]+")
 _Q = r"\\?[\"']"  # a quote, perhaps escaped (JSON inside a JSON string)
 _SEP = r"\\?[\"']?[ \t]*[:=：][ \t]*"
 _VALUE = (
@@ -92,30 +114,26 @@ def _pair(m: re.Match[str]) -> str:
     group = _first_value(m, 2)
     if group is None or (group == 6 and _SCHEME.fullmatch(m.group(group))):
         return m.group(0)  # "authorization: Bearer [REDACTED]": the scheme is not the secret
+    if group == 6 and _prose(m, group):
+        return m.group(0)  # "error validating token: Signature has expired"
+    if plain_setting(m.group(group)):
+        return m.group(0)  # ALLOW_EMPTY_PASSWORD=yes, a key file's path, an image
     return keep(group)(m)
 
 
-def shannon(value: str) -> float:
-    """Bits per character of ``value``."""
-    n = len(value)
-    return -sum(c / n * math.log2(c / n) for c in Counter(value).values()) if n else 0.0
+_WORD = re.compile(r"[A-Za-z]{2,20}")
+_PROSE_NEXT = re.compile(r"[ \t]+[a-z]{2,}\b(?![=:])")
 
 
-def high_entropy(value: str) -> bool:
-    """A random-looking token: 16+ chars, 3 of (lower, upper, digit, +/), not hex, 3.5+ bits."""
-    v = value.strip("=\"'")
-    if len(v) < 16 or _HEXISH.fullmatch(v) or any(c.isspace() for c in v):
-        return False  # too short, a hex id, or words ("POST /v1/orders")
-    if "/" in v and not any(
-        any(c.islower() for c in seg) and any(c.isupper() for c in seg) for seg in v.split("/")
-    ):
-        return False  # a path or object key ("uploads/2026/05/a.png"): no mixed-case segment
-    classes = sum(
-        1
-        for test in (str.islower, str.isupper, str.isdigit, lambda c: c in "+/")
-        if any(test(c) for c in v)
+def _prose(m: re.Match[str], group: int) -> bool:
+    """``key: Word more words``: a sentence about the key, not its value (the value is one
+    word of letters after a colon, and a lower-case word follows)."""
+    sep = m.group(1).rstrip(" \t\"'\\")
+    return (
+        sep.endswith((":", "："))
+        and _WORD.fullmatch(m.group(group)) is not None
+        and _PROSE_NEXT.match(m.string, m.end()) is not None
     )
-    return classes >= 3 and shannon(v) >= 3.5
 
 
 def b64_text(token: str) -> str | None:
@@ -159,8 +177,8 @@ AUTH_HEADER = re.compile(
     r"(?:bearer|basic|token|apikey|digest|negotiate|ntlm|sharedkey)\s+)"
     r"([^\s\"',;\\]+)"
 )
-COOKIE = re.compile(
-    r"(?i)(\b(?:set-)?cookie\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?)"
+COOKIE = re.compile(  # not a file's name: ".erlang.cookie: eacces" is an error
+    r"(?i)((?<![\w./])(?:set-)?cookie\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?)"
     r"([^\s;,\"'\\]+(?:;[ \t]*[^\s;,\"'\\]+)*)"
 )
 BEARER = re.compile(r"(?i)(\bbearer\s+)([A-Za-z0-9\-._~+/]{8,}=*)")
@@ -227,6 +245,55 @@ WEAK_PAIR = re.compile(
     r"([A-Za-z0-9+/_=.~-]{16,})"
 )
 B64_TOKEN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{12,}={0,2}(?![A-Za-z0-9+/=_-])")
+# the words just before a token that make it an identifier: ``clusterId: ...``,
+# ``request id ...``, ``"_id": "..."``, ``etag ...`` (a session id is a credential)
+_ID_BEFORE = re.compile(
+    r"(?i)(?<![a-z])(?!session|sess|sid\b)([a-z]*[_.-]?(?:id|ids|uid|uuid|guid)"
+    r"|digest|hash|checksum|etag|fingerprint|commit|sha\d*|revision)"
+    r"\\?[\"']?[ \t]*[:=]?[ \t]*\\?[\"']?$"
+)
+_PATH_WORD = re.compile(r"[a-z]{2,}|v\d+|\d+")  # api, send, v1, 2026: a path, not base64
+_DOTTED_NEXT = re.compile(r"\.\w")
+_PEM_ANY = re.compile(r"-----(BEGIN|END) ([A-Z0-9 ]+)-----")
+
+
+def _in_public_pem(text: str, pos: int) -> bool:
+    """Whether ``pos`` lies inside a certificate or public key block (not secret)."""
+    last = None
+    for m in _PEM_ANY.finditer(text, 0, pos):
+        last = m
+    return last is not None and last.group(1) == "BEGIN" and "PRIVATE" not in last.group(2)
+
+
+def bare_secret(m: re.Match[str]) -> str | None:
+    """The masked form of a token standing alone in text (a :data:`B64_TOKEN` match) that
+    is a secret by its shape (:func:`random_token`), else None. A piece of a dotted name
+    (``io.grpc.Token``) is not judged; a path (``/hooks/T0/q8Zr...``) loses only its random
+    segments, base64 with slashes in it goes whole; the token stays when the words before
+    it call it an id, when it is a line of a certificate, or when it is base64 of readable
+    text (then the base64 rule reads what it says)."""
+    token = m.group(0)
+    if len(token) < BARE_MIN:
+        return None
+    text, start, end = m.string, m.start(), m.end()
+    parts = token.split("/")
+    path = len(parts) > 1 and any(_PATH_WORD.fullmatch(p) for p in parts)
+    if path:
+        secret = [random_token(p) for p in parts]
+        if not any(secret):
+            return None
+    elif (start and text[start - 1] == ".") or _DOTTED_NEXT.match(text, end):
+        return None  # a part of a dotted name
+    elif not random_token(token) or b64_text(token) is not None:
+        return None
+    before = text[max(0, start - 40) : start]
+    if _ID_BEFORE.search(before) and not NOT_AN_ID.search(before[-24:]):
+        return None
+    if "-----BEGIN" in text and _in_public_pem(text, start):
+        return None
+    if path:
+        return "/".join(MASK if s else p for p, s in zip(parts, secret, strict=True))
+    return MASK
 
 
 def _cli_tools(m: re.Match[str]) -> str:
@@ -256,6 +323,7 @@ _CLI_WORDS = (
 )  # fmt: skip
 
 # the fixed rules, in order; a base64 pass (which needs the whole redactor) runs after them
+# and masks random tokens standing alone (:func:`bare_secret`) in the same scan
 RULES: list[tuple[re.Pattern[str], Repl | str, Gate]] = [
     (PEM, _pem, _gate("private key")),
     (AUTH_HEADER, keep(2), _gate("authorization")),

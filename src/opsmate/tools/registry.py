@@ -15,7 +15,7 @@ import logging
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from opsmate.tools.base import ToolSpec
+from opsmate.tools.base import RouteFunc, SourceRoute, ToolSpec
 
 if TYPE_CHECKING:
     from opsmate.config import Settings
@@ -85,12 +85,42 @@ class ToolRegistry:
         return len(self._specs)
 
 
+def block_route(settings: Settings, key: str, env: str | None) -> SourceRoute | None:
+    """The route to source ``key`` of environment ``env`` (the default when None), with its
+    configured time-out; None when that environment does not configure it."""
+    cfg = settings.environments.get(env or settings.default_environment or "")
+    block = getattr(cfg, key, None) if cfg is not None else None
+    if block is None:
+        return None
+    timeout = getattr(block, "timeout", None)
+    return SourceRoute(key, float(timeout) if isinstance(timeout, int | float) else None)
+
+
+def _router(settings: Settings, candidates: list[tuple[str, ToolSpec]]) -> RouteFunc:
+    """Which of ``candidates`` serves a call: the last whose block the call's environment
+    configures (its own ``route`` refines it: Alertmanager's list_alerts hands pending
+    alerts to Prometheus)."""
+
+    def route(args: Any, env: str | None) -> SourceRoute | None:
+        for key, spec in reversed(candidates):
+            found = block_route(settings, key, env)
+            if found is None:
+                continue
+            if spec.route is not None:
+                return spec.route(args, env) or found
+            return found
+        return None
+
+    return route
+
+
 def _per_environment(settings: Settings, candidates: list[tuple[str, ToolSpec]]) -> ToolSpec:
     """One spec for a tool that several sources provide: each call runs the spec of the last
     source whose block its environment configures (else the last, which says what is missing)."""
     key, last = candidates[-1]
     if len(candidates) == 1 or any(c.args_model is not last.args_model for _, c in candidates):
-        return dataclasses.replace(last, source=key)  # the later registration replaces
+        # the later registration replaces
+        return dataclasses.replace(last, source=key, route=_router(settings, [(key, last)]))
 
     def run(args: Any, ctx: Any) -> Any:
         env = getattr(args, "environment", None) or ctx.constraints.environment
@@ -100,8 +130,9 @@ def _per_environment(settings: Settings, candidates: list[tuple[str, ToolSpec]])
                 return spec.run(args, ctx)
         return last.run(args, ctx)
 
+    run.candidates = [spec for _, spec in candidates]  # type: ignore[attr-defined]  # capture
     keys = ",".join(dict.fromkeys(k for k, _ in candidates))
-    return dataclasses.replace(last, run=run, source=keys)
+    return dataclasses.replace(last, run=run, source=keys, route=_router(settings, candidates))
 
 
 def live_registry(settings: Settings, *, retriever: Retriever | None = None) -> ToolRegistry:

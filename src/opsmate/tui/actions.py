@@ -80,6 +80,35 @@ class AppActions(App[None]):
             return True if any(i.startswith(kind) for i in self.evidence) else None
         return True
 
+    def disabled_reason(self, action: str) -> str | None:
+        """What to say when the key of a dimmed or hidden action is pressed (None: say
+        nothing): a key that does nothing must not look broken."""
+        if action in ("save", "copy_report", "full_report") and self.report is None:
+            return "No report yet: ask a question first."
+        if action in ("evidence", "runbooks"):
+            what = "evidence" if action == "evidence" else "runbooks"
+            return f"No {what} yet: ask a question first."
+        if action in ("new", "resume", "switch_bundle") and self.bridge.running:
+            return "An investigation is running: press Esc to stop it first."
+        return None
+
+    async def run_action(
+        self,
+        action: str | Any,
+        default_namespace: Any = None,
+        namespaces: Any = None,
+    ) -> bool:
+        """Run ``action``; the app's own action whose key is dimmed or hidden says why
+        instead of doing nothing."""
+        own = default_namespace is None or default_namespace is self
+        simple = own and isinstance(action, str) and action.isidentifier()
+        if simple and not self.check_action(action, ()):
+            why = self.disabled_reason(action)
+            if why is not None:
+                self.notify(why, severity="warning")
+                return True
+        return await super().run_action(action, default_namespace, namespaces)
+
     def action_help(self) -> None:
         """opsmate's key help: every key and what it does."""
         from opsmate.tui.screens.help import HelpScreen, key_rows

@@ -194,6 +194,7 @@ class OpsmateApp(AppActions):
     def on_setup_needed(self, msg: m.SetupNeeded) -> None:
         """No bundle and no configured source: the main screen says what to do."""
         self.main.header.loading = False
+        self.main.header.target = "nothing open"  # not "live sources": none is configured
         self._pending = None
         self._open_error = msg.reason
         self._welcome()
@@ -356,27 +357,42 @@ class OpsmateApp(AppActions):
                 f"Stopped; the report's status is {msg.status}. Everything found so far is "
                 "kept; ask a follow-up to continue."
             )
-        elif msg.stopped_by in _BUDGETS:
-            self._budget_notice(msg.stopped_by, msg.status)
+        elif msg.stopped_by in _BUDGETS and not self._answered_from_state(msg.report):
+            self._budget_notice(msg.stopped_by, msg.status, follow_up=_is_follow_up(msg.report))
         self.refresh_bindings()
         self.list_sessions()
 
-    def _budget_notice(self, stopped_by: str, status: str) -> None:
-        """Which budget ran out, said in the words of the report's status (one status)."""
+    @staticmethod
+    def _answered_from_state(report: Any) -> bool:
+        """A follow-up answered from what was already read: nothing ran, no budget was used
+        (its report carries the previous turn's budget)."""
+        fu = getattr(report, "follow_up", None)
+        return fu is not None and not fu.new_calls
+
+    def _budget_notice(self, stopped_by: str, status: str, *, follow_up: bool = False) -> None:
+        """Which budget ran out, said in the words of the report's status (one status). After
+        a follow-up it is said in the transcript, under the answer: a toast would cover it."""
         what, key = _BUDGETS[stopped_by]
         if status == "complete":
-            self.notify(
+            text = (
                 f"Status complete: the cause is confirmed. The {what} budget ran out before "
-                "every pending check ran; ask a follow-up to run them.",
-                title=f"The {what} budget is used up",
+                "every pending check ran; ask a follow-up to run them."
             )
+            level = "information"
+        else:
+            text = (
+                f"Status {status}: the {what} budget ran out first. Ask a follow-up, or raise "
+                f"{key}."
+            )
+            level = "warning"
+        if follow_up:
+            self.main.transcript.add_notice("info" if level == "information" else level, text)
             return
-        self.notify(
-            f"Status {status}: the {what} budget ran out first. Ask a follow-up, or raise {key}.",
-            title=f"The {what} budget is used up",
-            severity="warning",
-            timeout=10,
-        )
+        title = f"The {what} budget is used up"
+        if level == "information":
+            self.notify(text, title=title)
+        else:
+            self.notify(text, title=title, severity="warning", timeout=10)
 
     def on_engine_failed(self, msg: m.EngineFailed) -> None:
         from opsmate.tui.screens.error import ErrorScreen
@@ -407,3 +423,7 @@ class OpsmateApp(AppActions):
         if options is not None:
             self.begin_open()
             self.open_session(options)
+
+
+def _is_follow_up(report: Any) -> bool:
+    return getattr(report, "follow_up", None) is not None

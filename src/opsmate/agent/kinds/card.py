@@ -50,15 +50,18 @@ class Read:
     """A read-only call that confirms a candidate or rules it out (a tool and its
     arguments; ``{ns}`` is the namespace of what the fact is about (else the task's),
     ``{obj_ns}`` the namespace of the first object the fact names (a webhook's Service in
-    another namespace), falling back to ``{ns}``)."""
+    another namespace), falling back to ``{ns}``; ``{target}`` the workload the fact names
+    as what it failed on (a read with it is skipped when there is none))."""
 
     tool: str
     args: tuple[tuple[str, str], ...] = ()
     why: str = ""
 
-    def arguments(self, namespace: str | None, obj_namespace: str | None = None) -> dict[str, str]:
+    def arguments(
+        self, namespace: str | None, obj_namespace: str | None = None, target: str | None = None
+    ) -> dict[str, str]:
         out: dict[str, str] = {}
-        values = {"{ns}": namespace, "{obj_ns}": obj_namespace or namespace}
+        values = {"{ns}": namespace, "{obj_ns}": obj_namespace or namespace, "{target}": target}
         for k, v in self.args:
             for slot, value in values.items():
                 if slot in v:

@@ -136,10 +136,22 @@ class Investigation(Steps, ModelTurns):
     def _must_look(self) -> bool:
         """Checks that no model may skip: the survey, what the evidence points at, and the
         checks of the runbook about the root cause found so far."""
-        if any(p.essential or p.priority <= Tier.EXPLAIN for p in self.state.pending):
+        if any(self._is_must(p, None) for p in self.state.pending):
             return True
         rids = {p.runbook for p in self.state.pending if p.runbook}
         return bool(rids) and self._root_rid() in rids
+
+    @staticmethod
+    def _is_must(p: PendingCheck, root_rid: str | None) -> bool:
+        """A check no model may skip (see :meth:`_must_look`): the survey, what the evidence
+        points at, the declared checks of the runbooks found for the question, and the checks
+        of the runbook about the root cause found so far."""
+        return (
+            p.essential
+            or p.priority <= Tier.EXPLAIN
+            or (p.source == "runbook_check" and p.priority < Tier.SURVEY)
+            or (p.runbook is not None and p.runbook == root_rid)
+        )
 
     def _root_rid(self) -> str | None:
         """The R id of the runbook about the root cause the evidence supports so far."""
@@ -158,7 +170,10 @@ class Investigation(Steps, ModelTurns):
         left = self.limits.max_steps - self.steps
         opening = self.steps < 2 and self._tier_one()  # the first look is the plan's
         if self._model_done:  # after the model's "finish": only what must still be looked at
-            return (self.planner.next(left), "plan") if self._must_look() else (None, "finish")
+            if not self._must_look():
+                return None, "finish"
+            rid = self._root_rid()
+            return self.planner.next(left, only=lambda p: self._is_must(p, rid)), "plan"
         if (
             self.e.model is None
             or self._model_off

@@ -7,12 +7,16 @@ Everything before the last message is identical to the previous turn's prompt pl
 one new exchange, so llama.cpp reuses its evaluated prefix from one step to the
 next; the window is re-anchored (keeping the newest exchanges) only when it grows
 past ``TurnBudget.window`` exchanges or out of room. Tool output is fenced and
-labelled as data; nothing inside a fence can close it. Old exchanges are dropped
-before the state is shortened, and the goal and constraints are never dropped.
+labelled as data; nothing inside a fence can close it. An earlier call is re-sent as an
+assistant turn with its arguments fenced too (the plan builds them from tool output).
+Old exchanges are dropped before the state is shortened, and the goal and constraints
+are never dropped.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -167,7 +171,7 @@ class ContextBuilder:
         history: list[dict[str, str]] = []
         for ex in window:
             history += [
-                {"role": "assistant", "content": ex.action},
+                {"role": "assistant", "content": action_text(ex.action)},
                 {"role": "user", "content": self._result(ex)},
             ]
         last = {"role": "user", "content": "TASK STATE\n" + rendered + "\n\n" + request}
@@ -190,10 +194,52 @@ class ContextBuilder:
         return exchanges[-self.budget.history :] if self.budget.history else []
 
     def _result(self, ex: Exchange) -> str:
-        return _cut(ex.result, self.budget.exchange_tokens * 4)
+        return _cut(fenced(ex.result), self.budget.exchange_tokens * 4)
 
     def _cost(self, ex: Exchange) -> int:
-        return self.tokens(ex.action) + self.tokens(self._result(ex)) + 8
+        return self.tokens(action_text(ex.action)) + self.tokens(self._result(ex)) + 8
+
+
+_TOOL_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
+
+
+def action_text(action: str) -> str:
+    """An earlier call as the assistant turn that made it: the action and the tool's name,
+    with the arguments fenced as data. Arguments come from the plan, which takes them from
+    tool output (a log's error term, a runbook query built from an error message), so they
+    never reach the model outside a fence; a stored action that is not the JSON
+    :class:`Exchange` holds (an edited session file) is fenced whole."""
+    try:
+        data = json.loads(action)
+    except ValueError:
+        data = None
+    if not isinstance(data, dict) or data.get("action") not in ("call_tool", "finish"):
+        return fence("an earlier action (as recorded)", action)
+    tool = data.get("tool")
+    head: dict[str, Any] = {"action": data["action"]}
+    if isinstance(tool, str) and _TOOL_NAME.fullmatch(tool):
+        head["tool"] = tool
+    elif tool is not None:
+        return fence("an earlier action (as recorded)", action)
+    text = json.dumps(head)
+    args = data.get("args")
+    if args:
+        text += "\n" + fence("arguments of this call", dumps_json(args))
+    return text
+
+
+def fenced(result: str) -> str:
+    """A stored result that is one well-formed fence as it is; anything else (an edited
+    session file) fenced again, so no text of it stands outside a fence."""
+    body = result.strip()
+    if (
+        body.startswith(FENCE_OPEN)
+        and body.endswith(FENCE_CLOSE)
+        and body.count(FENCE_OPEN) == 1
+        and body.count(FENCE_CLOSE) == 1
+    ):
+        return result
+    return fence("an earlier tool result (as recorded)", result)
 
 
 def _cut(text: str, chars: int) -> str:

@@ -184,10 +184,15 @@ class Planner:
         return {"query": best[1].query, "type": best[1].type}
 
     # -- choosing -----------------------------------------------------------------------------
-    def next(self, steps_left: int) -> PendingCheck | None:
-        """The next check to run, keeping enough steps for the essential (baseline) ones."""
+    def next(
+        self, steps_left: int, only: Callable[[PendingCheck], bool] | None = None
+    ) -> PendingCheck | None:
+        """The next check to run, keeping enough steps for the essential (baseline) ones;
+        with ``only``, the first pending check it accepts."""
         pending = [p for p in self.state.pending if not self.is_done(p.tool, p.args)]
         self.state.pending = pending
+        if only is not None:
+            pending = [p for p in pending if only(p)]
         if not pending:
             return None
         essential = [p for p in pending if p.essential]

@@ -113,6 +113,24 @@ class FollowUp(BaseModel):
     previous_root: str | None = None
 
 
+class SeenBefore(BaseModel):
+    """A past incident of the same subject and cause kind (report extension ``seen_before``),
+    from the incident history (:mod:`opsmate.history`). Context for the reader, never
+    evidence for today's cause: its id (``H1``, ``H2`` ...) is no E/R id, no claim may cite
+    it, and the citation check (:func:`repair`) drops it from any ``evidence`` list."""
+
+    id: str  # H1 (the most recent) ...
+    time: str  # RFC 3339: when that incident started (alert start) or was diagnosed
+    subject: str
+    cause_kind: str | None = None
+    status: str  # that diagnosis's status
+    outcome: str  # that diagnosis in one line: status, resolved or not, its root cause
+    root_cause: str | None = None
+    alertnames: list[str] = Field(default_factory=list)
+    report: str | None = None  # its report file, when watch wrote one
+    incident: int = 0  # its row id in the history (``opsmate history``)
+
+
 class Report(BaseModel):
     """The report; ``model_dump(by_alias=True, mode="json")`` is the contract's JSON."""
 
@@ -135,6 +153,7 @@ class Report(BaseModel):
     chain: list[ChainStep] = Field(default_factory=list)  # extension: symptom -> root cause
     index: str | None = None  # extension: the runbooks searched (bundle, built-in, an index)
     dependencies: list[Dependency] = Field(default_factory=list)  # extension: what depends on what
+    seen_before: list[SeenBefore] = Field(default_factory=list)  # extension: past incidents
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(by_alias=True, mode="json")
@@ -330,6 +349,10 @@ def render_markdown(report: Report) -> str:
     if report.conflicts:
         out += ["", "## Conflicting runbooks", ""]
         out += [f"- {e(x.statement)}{_ids(x.sources)}" for x in report.conflicts]
+    if report.seen_before:
+        out += ["", "## Seen before (past incidents, not evidence for this one)", ""]
+        for past in report.seen_before:
+            out.append(f"- **{e(past.id)}** {e(past.time)} · {e(past.subject)} · {e(past.outcome)}")
     if report.unfinished:
         out += ["", "## Not checked", ""]
         out += [f"- {e(u)}" for u in report.unfinished]

@@ -1,36 +1,46 @@
 """Follow-up questions answered as follow-ups.
 
-In a session, a second question ("did the release change the pool settings?", "check the
-prod error rate too") is answered first from what is already known: the task state and
-the evidence gathered (facts, changes and their template diffs, metric series) —
-:func:`answer_from_state`, no new call. Only when that cannot answer does the session
-investigate again; the answer then says how many new read-only calls it made and what
-changed (new facts, a new or unchanged root cause). A request outside the session's
-constraints is refused once, naming the constraint (the environment never widens, a
-restriction to some services never grows). Pure functions over the state and reports.
+In a session, a second question ("did the release change the pool settings?", "which
+pods restarted?", "是否更改了连接池设置？") is answered first from what is already known:
+the task state and the stored results, by the question's intent (yes/no, which, what
+value, is X healthy; :mod:`.intent`, :mod:`.answers`), in the question's language, with
+what was not read, and no new call. Only when that cannot answer does the session
+investigate again; the answer then applies the same frame to the state after the new
+calls and says how many calls it made, what is new, and whether the root cause changed
+(its cause, not its evidence ids or where its text was cut).
+
+A request outside the session's constraints is refused once, naming the constraint
+(the environment never widens, a restriction to some services never grows), and a
+refused follow-up makes no call at all. Pure functions over the state and reports.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from opsmate.agent.intake.question import detect_environment, detect_services
-from opsmate.agent.observe.facts import Fact
-from opsmate.agent.observe.facts import FactKind as K
-from opsmate.agent.report.model import FollowUp, Report, ReportFact
+from opsmate.agent.report.model import FollowUp, Report, ReportFact, RootCause
+from opsmate.agent.session.answers import Answer, Reads, answer_question
+from opsmate.agent.session.frames import say
+from opsmate.agent.session.intent import Intent, Lang, language, read_intent
 from opsmate.agent.state import TaskState
 
 
 @dataclass
 class FollowUpContext:
     """What a follow-up's answer is measured against: the refusals, the facts known
-    before it, and the previous report."""
+    before it, the previous report, and what it needs to answer by intent (the stored
+    results, the tools the session has, the names it knows)."""
 
     refused: list[str]
     known_facts: set[str] = field(default_factory=set)
     previous: Report | None = None
+    results: Mapping[str, Any] = field(default_factory=dict)
+    tools: list[str] = field(default_factory=list)
+    known: list[str] = field(default_factory=list)
 
     def answer(self, question: str, state: TaskState, report: Report, clean: Any) -> FollowUp:
         """The follow-up answer for ``report`` (``clean``: the store's redacting clipper)."""
@@ -39,27 +49,60 @@ class FollowUpContext:
             for f in state.facts
             if f.key not in self.known_facts
         ]
-        return compose(question, new, report, self.previous, self.refused)
+        intent = read_intent(question, self.known)
+        reads = Reads(state=state, results=self.results, tools=list(self.tools), clean=clean)
+        found = answer_question(question, intent, reads, final=True)
+        return compose(question, new, report, self.previous, self.refused, found=found)
 
 
-def refusals(question: str, state: TaskState, known_envs: list[str], known: list[str]) -> list[str]:
-    """What a follow-up asks for that the session's constraints do not allow."""
+def refusals(
+    question: str,
+    state: TaskState,
+    known_envs: list[str],
+    known: list[str],
+    lang: Lang | None = None,
+) -> list[str]:
+    """What a follow-up asks for that the session's constraints do not allow (in the
+    question's language unless ``lang`` says otherwise)."""
+    lang = lang or language(question)
     out: list[str] = []
     c = state.constraints
     asked = detect_environment(question, known_envs)
     if asked and c.environment and asked != c.environment:
-        out.append(
-            f"'{asked}' is not read: this session is limited to '{c.environment}' (the "
-            f"environment set by the first question); start a new session for {asked}"
-        )
+        out.append(say("refuse_env", lang, asked=asked, env=c.environment))
     if c.allowed_services:
         for svc in detect_services(question, known):
             if svc not in c.allowed_services:
-                out.append(
-                    f"'{svc}' is not read: this session is limited to "
-                    f"{', '.join(c.allowed_services)}"
-                )
+                allowed = ", ".join(c.allowed_services)
+                out.append(say("refuse_service", lang, svc=svc, allowed=allowed))
     return out
+
+
+def state_answer(question: str, reads: Reads, known: list[str]) -> FollowUp | None:
+    """The follow-up answered from what was already read (no call), or None when that
+    does not settle it (then the session investigates)."""
+    found = answer_question(question, read_intent(question, known), reads, final=False)
+    if found is None or not found.settled:
+        return None
+    return FollowUp(question=question, answer=found.text, evidence=found.evidence, new_calls=0)
+
+
+def with_answer(previous: Report, fu: FollowUp, summary: str) -> Report:
+    """The previous report answering ``fu`` (no step of its own), ids repaired."""
+    from opsmate.agent.report.model import repair
+
+    report = previous.model_copy(deep=True)
+    report.follow_up = fu
+    report.budget.steps = 0
+    report.summary = summary
+    report, _ = repair(report)
+    return report
+
+
+def refused_answer(question: str, refused: list[str]) -> str:
+    """The answer to a refused follow-up: what was not done, and that nothing was called."""
+    lang = language(question)
+    return say("refused", lang, items="; ".join(refused) if lang == "en" else "；".join(refused))
 
 
 def compose(
@@ -68,36 +111,42 @@ def compose(
     report: Report,
     previous: Report | None,
     refused: list[str],
+    *,
+    found: Answer | None = None,
 ) -> FollowUp:
-    """The follow-up answer: refusals first, then ``new`` facts and the root cause now."""
+    """The follow-up answer after new calls: refusals first, then the answer by intent
+    (``found``), the new facts, and the root cause now."""
+    lang = language(question)
     new = new[:6]
-    prev_root = previous.root_cause.statement if previous and previous.root_cause else None
-    now_root = report.root_cause.statement if report.root_cause else None
-    changed = _core(prev_root) != _core(now_root)
+    prev_rc = previous.root_cause if previous else None
+    now_rc = report.root_cause
+    changed = root_changed(prev_rc, now_rc)
     parts: list[str] = []
     if refused:
-        parts.append("Not done: " + "; ".join(refused) + ".")
+        parts.append(refused_answer(question, refused))
+    evidence: list[str] = []
+    if found is not None:
+        parts.append(found.text)
+        evidence += found.evidence
     calls = report.budget.steps
-    evidence = [e for f in new[:3] for e in f.evidence]
     if new:
-        parts.append(
-            f"{calls} read-only call(s) for this question found {len(new)} new fact(s): "
-            + "; ".join(f"{f.statement} [{', '.join(f.evidence)}]" for f in new[:3])
-            + ("; ..." if len(new) > 3 else "")
-            + "."
-        )
+        sep = "; " if lang == "en" else "；"
+        items = sep.join(f"{f.statement} [{', '.join(f.evidence)}]" for f in new[:3])
+        items += "; ..." if len(new) > 3 else ""
+        parts.append(say("new_facts", lang, calls=calls, n=len(new), items=items))
+        evidence += [e for f in new[:3] for e in f.evidence]
     elif calls:
-        parts.append(f"{calls} read-only call(s) for this question found nothing new.")
-    if changed and now_root:
-        parts.append(f"The root cause changed: {_core(now_root)}.")
-    elif now_root:
-        parts.append("The root cause is unchanged (the full report follows).")
-    elif prev_root:
-        parts.append("The earlier root cause no longer holds; see the report.")
+        parts.append(say("nothing_new", lang, calls=calls))
+    if changed and now_rc is not None:
+        parts.append(say("root_changed", lang, root=_core(now_rc.statement)))
+    elif now_rc is not None:
+        parts.append(say("root_same", lang))
+    elif prev_rc is not None:
+        parts.append(say("root_gone", lang))
     else:
-        parts.append(f"Still no root cause: {report.summary}")
-    if now_root and report.root_cause is not None and (changed or not new):
-        evidence += report.root_cause.evidence
+        parts.append(say("root_none", lang, summary=report.summary))
+    if now_rc is not None and (changed or not new):
+        evidence += now_rc.evidence
     return FollowUp(
         question=question,
         answer=" ".join(parts),
@@ -106,11 +155,12 @@ def compose(
         refused=refused,
         new_facts=new,
         root_changed=changed,
-        previous_root=prev_root,
+        previous_root=prev_rc.statement if prev_rc else None,
     )
 
 
 _IDS = re.compile(r"\s*\((?:[ER]\d+(?:,\s*)?)+\)")
+_CAUSE_WORD = re.compile(r"[a-z][a-z_-]{2,}")
 
 
 def _core(statement: str | None) -> str:
@@ -120,190 +170,25 @@ def _core(statement: str | None) -> str:
     return _IDS.sub("", statement).split(". ")[0].strip().rstrip(".")
 
 
-# ----------------------------------------------------------------------------- from the state
+def root_changed(before: RootCause | None, now: RootCause | None) -> bool:
+    """Whether the cause changed: another leading piece of evidence, or other words.
 
-_WORD = re.compile(r"[a-z0-9]+")
-_STOP = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "any",
-        "are",
-        "as",
-        "at",
-        "be",
-        "been",
-        "but",
-        "by",
-        "can",
-        "could",
-        "did",
-        "do",
-        "does",
-        "for",
-        "from",
-        "had",
-        "has",
-        "have",
-        "how",
-        "i",
-        "in",
-        "is",
-        "it",
-        "its",
-        "me",
-        "my",
-        "of",
-        "on",
-        "or",
-        "so",
-        "that",
-        "the",
-        "their",
-        "them",
-        "then",
-        "there",
-        "these",
-        "this",
-        "to",
-        "too",
-        "was",
-        "we",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "why",
-        "will",
-        "with",
-        "you",
-        "your",
-        "about",
-        "after",
-        "before",
-        "again",
-        "also",
-        "just",
-        "more",
-        "now",
-        "still",
-        "than",
-        "they",
-        "since",
-        "show",
-        "tell",
-        "see",
-        "check",
-        "look",
-    ]
-)
-_CHANGE_WORDS = frozenset(
-    [
-        "change",
-        "changed",
-        "changes",
-        "release",
-        "released",
-        "rollout",
-        "rolled",
-        "deploy",
-        "deployed",
-        "deployment",
-        "upgrade",
-        "upgraded",
-        "revision",
-        "rev",
-        "helm",
-        "version",
-    ]
-)
-_CHANGED_VERBS = frozenset(
-    ["change", "changed", "changes", "set", "alter", "altered", "modify", "modified"]
-)
+    Evidence ids added to the same cause, or the same statement cut at another word
+    (its numbers, its ids), are not a change."""
+    if before is None or now is None:
+        return (before is None) != (now is None)
+    if before.evidence and now.evidence and before.evidence[0] != now.evidence[0]:
+        return True
+    a, b = _cause_words(before.statement), _cause_words(now.statement)
+    if not a or not b:
+        return a != b
+    return len(a & b) / len(a | b) < 0.6
 
 
-def _terms(text: str) -> list[str]:
-    return [w for w in _WORD.findall(text.lower().replace("_", " ")) if w not in _STOP]
+def _cause_words(statement: str) -> set[str]:
+    return set(_CAUSE_WORD.findall(_IDS.sub(" ", statement).lower()))
 
 
-def _fact_text(f: Fact) -> str:
-    d = f.detail or {}
-    extra = [str(t) for t in d.get("template_changes") or []]
-    extra += [str(d.get(k) or "") for k in ("query", "change_cause", "output")]
-    extra += [str(v) for v in (d.get("labels") or {}).values()]
-    return " ".join([f.statement, f.quote or "", f.message or "", f.reason or "", *extra])
-
-
-def _match(f: Fact, topic: set[str]) -> int:
-    words = set(_terms(_fact_text(f)))
-    return sum(1 for t in topic if t in words or (len(t) > 4 and t.rstrip("s") in words))
-
-
-def answer_from_state(
-    question: str, state: TaskState, clean: Any = None
-) -> tuple[str, list[str]] | None:
-    """Answer ``question`` from the facts already known (no call), or None when they
-    cannot: ``(answer, evidence ids)``.
-
-    A question about a change ("did the release change the pool settings?") is answered
-    from the change facts and their template diffs: which change touched what was asked
-    about, with the verbatim old and new values. Any other question is answered by the
-    known facts that name what it asks about (at least two of its words, or one rare
-    one), strongest first."""
-    cut = clean or (lambda text, limit: text if len(text) <= limit else text[: limit - 1] + "…")
-    terms = _terms(question)
-    if not terms:
-        return None
-    about_change = any(t in _CHANGE_WORDS for t in terms)
-    topic = {t for t in terms if t not in _CHANGE_WORDS and t not in _CHANGED_VERBS}
-    changes = [f for f in state.facts if f.kind == K.CHANGE]
-    if about_change and changes:
-        with_diff = [f for f in changes if (f.detail or {}).get("template_changes")]
-        hits = [f for f in with_diff if topic and _match(f, topic)]
-        if hits:
-            parts = [_change_answer(f, topic) for f in hits[:3]]
-            ids = list(dict.fromkeys(e for f in hits[:3] for e in f.evidence))
-            return cut("Yes: " + "; ".join(parts) + f" ({', '.join(ids)}).", 1200), ids
-        if with_diff and topic:
-            seen = "; ".join(_change_answer(f, set()) for f in with_diff[:2])
-            ids = list(dict.fromkeys(e for f in with_diff[:2] for e in f.evidence))
-            return (
-                cut(
-                    f"Not according to the changes read: {seen} ({', '.join(ids)}); "
-                    f"none of them touches {' '.join(sorted(topic))}.",
-                    1200,
-                ),
-                ids,
-            )
-        return None
-    if not topic:
-        return None
-    scored = sorted(
-        ((f, _match(f, topic)) for f in state.facts if f.kind not in (K.NO_CHANGE,)),
-        key=lambda x: (-x[1], {"error": 0, "warning": 1, "info": 2}[x[0].severity]),
-    )
-    need = 1 if len(topic) == 1 else 2
-    best = [f for f, n in scored if n >= need and f.evidence][:3]
-    if not best:
-        return None
-    ids = list(dict.fromkeys(e for f in best for e in f.evidence))
-    text = "From what was already read: " + "; ".join(
-        f"{cut(f.statement, 300)} ({', '.join(f.evidence)})" for f in best
-    )
-    return text + ".", ids
-
-
-def _change_answer(f: Fact, topic: set[str]) -> str:
-    """``rollout revision 7 of web at 09:59:41 changed env POOL '20' -> '10'``: the template
-    edits that name the topic (all of them when the topic is empty)."""
-    from opsmate.agent.judge.statements import change_phrase
-
-    d = f.detail or {}
-    edits = [re.sub(r"^container [^:]+: ", "", str(t)) for t in d.get("template_changes") or []]
-    picked = [t for t in edits if not topic or set(_terms(t)) & topic] or edits
-    head = change_phrase(f).split(":")[0]
-    when = f" at {f.time.strftime('%H:%M:%S')}" if f.time else ""
-    return f"{head}{when} changed " + "; ".join(picked[:4])
+def intent_of(question: str, known: list[str]) -> Intent:
+    """The intent of a follow-up (re-exported for the session)."""
+    return read_intent(question, known)

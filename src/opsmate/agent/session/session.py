@@ -11,7 +11,6 @@ report. Sessions are saved as JSON under :func:`opsmate.paths.sessions_dir`.
 from __future__ import annotations
 
 import contextlib
-import json
 import threading
 import uuid
 from datetime import UTC, datetime, timedelta
@@ -19,24 +18,26 @@ from pathlib import Path
 from typing import Any
 
 from opsmate import paths
-from opsmate.agent.evidence import Evidence, EvidenceStore, RunbookRef
+from opsmate.agent.evidence import EvidenceStore
 from opsmate.agent.intake.question import detect_identifiers, detect_services, run_intake
 from opsmate.agent.loop.events import EventSink, Notice, safe_emit
 from opsmate.agent.loop.investigation import Engine, Investigation, Limits
 from opsmate.agent.model.context import ContextBuilder, Exchange, TurnBudget, tool_catalog
 from opsmate.agent.plan.planner import Planner
-from opsmate.agent.report.model import Report
+from opsmate.agent.report.model import FollowUp, Report
 from opsmate.agent.session.followup import FollowUpContext
 from opsmate.agent.session.followup import refusals as follow_up_refusals
 from opsmate.agent.session.sources import Sources, open_sources
+from opsmate.agent.session.storage import SESSION_FORMAT, list_sessions
 from opsmate.agent.state import TaskState
 from opsmate.config import Settings
 from opsmate.errors import InputError
 from opsmate.llm.base import ChatModel, check_model_file, load_model
 from opsmate.textsafe import dumps_json
-from opsmate.tools.base import ToolResult
 
-SESSION_FORMAT = "opsmate-session/v1"
+__all__ = ["SESSION_FORMAT", "Session", "list_sessions"]
+
+INVENTORY_S = 10.0  # the most a live session spends learning what exists before intake
 
 
 class Session:
@@ -76,6 +77,7 @@ class Session:
         self.reports: list[Report] = []
         self.exchanges: list[Exchange] = []
         self._cancel = threading.Event()
+        sources.executor.cancelled = self._cancel  # Ctrl-C ends a call in flight at once
         self._lock = threading.Lock()
         self.store = EvidenceStore(sources.executor.redactor)
         builder = None
@@ -100,6 +102,10 @@ class Session:
         )
         self.engine.preferred_runbooks = list(preferred_runbooks or [])  # e.g. runbook_url
         self.planner: Planner | None = None
+        # the scope a saved session is signed with: where it reads, and the constraints
+        # the first question fixed (scope.py)
+        self.pinned_source: dict[str, Any] = sources.describe()
+        self.fixed: dict[str, Any] | None = None
 
     # -- construction ---------------------------------------------------------------------
     @classmethod
@@ -150,85 +156,125 @@ class Session:
                     hint='e.g. opsmate diagnose "why is checkout failing"',
                 )
             q = self.store.redactor.clean_text(q)  # a secret typed in is never searched for
-            refused: list[str] | None = None
-            known_facts: set[str] = set()
             if self.state is None:
                 self._start(q)
-            else:
-                known_facts = {f.key for f in self.state.facts}
-                refused = self._follow_up(q)
-            assert self.state is not None and self.planner is not None
-            follow = None
-            if refused is not None:
-                previous = self.reports[-1] if self.reports else None
-                known = self._answer_from_state(q, refused, previous)
-                if known is not None:  # the state answers it: no new call
-                    self.reports.append(known)
-                    return known
-                follow = FollowUpContext(
-                    refused=refused, known_facts=known_facts, previous=previous
-                )
-            calls_before = len(self.sources.executor.calls)
-            inv = Investigation(
-                self.engine,
-                self.state,
-                self.planner,
-                self.exchanges,
-                self.limits,
-                on_event=self.on_event,
-                cancelled=self._cancel,
-                follow_up=follow,
+                assert self.state is not None and self.planner is not None
+                return self._investigate(q, None)
+            known_facts = {f.key for f in self.state.facts}
+            refused = self._follow_up(q)
+            previous = self.reports[-1] if self.reports else None
+            if refused:  # said once, in the answer; nothing is called for it
+                return self._answer_without_calls(q, refused, previous)
+            known = self._answer_from_state(q, previous)
+            if known is not None:  # the state answers it: no new call
+                self.reports.append(known)
+                return known
+            follow = FollowUpContext(
+                refused=[],
+                known_facts=known_facts,
+                previous=previous,
+                results=self.store.results,
+                tools=self.sources.executor.registry.names(),
+                known=self._known_names(),
             )
-            report = inv.run(q)
-            report.index = self.sources.index_used
-            if report.follow_up is not None:
-                n = len(self.sources.executor.calls) - calls_before
-                report.follow_up.new_calls = n
-                # the answer is said once: in follow_up, not again as the summary
-                report.summary = self.store.clean(
-                    f"Answered the follow-up with {n} new read-only call(s); the report "
-                    "below is the whole investigation so far.",
-                    300,
-                )
-            self.reports.append(report)
-            return report
+            return self._investigate(q, follow)
 
-    def _answer_from_state(
-        self, q: str, refused: list[str], previous: Report | None
-    ) -> Report | None:
-        """The previous report with ``follow_up`` answered from the facts already known,
-        or None when they cannot answer (then the session investigates)."""
-        from opsmate.agent.loop.events import ReportReady
-        from opsmate.agent.report.model import FollowUp, render_markdown, repair
-        from opsmate.agent.session.followup import answer_from_state
+    def _investigate(self, q: str, follow: FollowUpContext | None) -> Report:
+        """Run the investigation loop for ``q`` (a first question, or a follow-up)."""
+        assert self.state is not None and self.planner is not None
+        calls_before = len(self.sources.executor.calls)
+        inv = Investigation(
+            self.engine,
+            self.state,
+            self.planner,
+            self.exchanges,
+            self.limits,
+            on_event=self.on_event,
+            cancelled=self._cancel,
+            follow_up=follow,
+        )
+        report = inv.run(q)
+        report.index = self.sources.index_used
+        if report.follow_up is not None:
+            n = len(self.sources.executor.calls) - calls_before
+            report.follow_up.new_calls = n
+            # the answer is said once: in follow_up, not again as the summary
+            report.summary = self.store.clean(
+                f"Answered the follow-up with {n} new read-only call(s); the report "
+                "below is the whole investigation so far.",
+                300,
+            )
+        self.reports.append(report)
+        return report
+
+    def _known_names(self) -> list[str]:
+        """Services and objects a follow-up may name (the bundle's, the state's)."""
+        names = [*self.sources.known_services, *self.sources.known_objects]
+        if self.state is not None:
+            names += self.state.constraints.services + self.state.subject.names
+            for f in self.state.facts:
+                names += [f.service or ""] + [
+                    r.name for r in [f.subject, *f.objects] if r is not None and r.kind != "host"
+                ]
+        return [n for n in dict.fromkeys(names) if n]
+
+    def _answer_from_state(self, q: str, previous: Report | None) -> Report | None:
+        """The previous report with ``follow_up`` answered by the question's intent from
+        what was already read, or None when that does not settle it (then the session
+        investigates)."""
+        from opsmate.agent.session.answers import Reads
+        from opsmate.agent.session.followup import state_answer
 
         assert self.state is not None
         if previous is None:
             return None
-        found = answer_from_state(q, self.state, self.store.clean)
-        if found is None:
+        tools = self.sources.executor.registry.names()
+        reads = Reads(self.state, self.store.results, tools, self.store.clean)
+        fu = state_answer(q, reads, self._known_names())
+        if fu is None:
             return None
-        answer, ids = found
-        if refused:
-            answer = "Not done: " + "; ".join(refused) + f". {answer}"
-        report = previous.model_copy(deep=True)
-        report.follow_up = FollowUp(
-            question=q, answer=answer, evidence=ids, new_calls=0, refused=list(refused)
-        )
-        report.budget.steps = 0
-        report.summary = self.store.clean(
+        return self._previous_with(
+            previous,
+            fu,
             "Answered the follow-up from what was already read (no new call); the report "
             "below is unchanged.",
-            300,
         )
-        report, _ = repair(report)
+
+    def _answer_without_calls(self, q: str, refused: list[str], previous: Report | None) -> Report:
+        """A refused follow-up: the refusal, no call; the previous report follows."""
+        from opsmate.agent.session.followup import refused_answer
+
+        answer = self.store.clean(refused_answer(q, refused), 1600)
+        fu = FollowUp(question=q, answer=answer, evidence=[], new_calls=0, refused=list(refused))
+        summary = "Nothing was read for the follow-up (refused); the report below is unchanged."
+        if previous is None:  # a state without a report: an empty turn, still no call
+            limits = Limits(max_steps=0, max_tokens=self.limits.max_tokens, timeout_s=1.0)
+            assert self.planner is not None and self.state is not None
+            base = Investigation(self.engine, self.state, self.planner, self.exchanges, limits).run(
+                q
+            )
+            base.follow_up = fu
+            base.summary = summary
+            self.reports.append(base)
+            return base
+        report = self._previous_with(previous, fu, summary)
+        self.reports.append(report)
+        return report
+
+    def _previous_with(self, previous: Report, fu: FollowUp, summary: str) -> Report:
+        from opsmate.agent.loop.events import ReportReady
+        from opsmate.agent.report.model import render_markdown
+        from opsmate.agent.session.followup import with_answer
+
+        report = with_answer(previous, fu, self.store.clean(summary, 300))
         safe_emit(self.on_event, ReportReady(report, render_markdown(report)))
         return report
 
     def cancel(self) -> None:
         """Stop the running ``ask`` at the next safe point (thread-safe); it reports partial.
 
-        Kubernetes calls in flight are aborted, so a hung API server never holds it up."""
+        A call in flight is abandoned at once (the executor watches the same event) and
+        Kubernetes calls in flight are aborted, so a hung source never holds it up."""
         self._cancel.set()
         from opsmate.tools.kubernetes.transport import abort_inflight
 
@@ -246,6 +292,9 @@ class Session:
 
     def _start(self, q: str) -> None:
         src = self.sources
+        if src.inventory is not None:  # live: what exists, as a bundle tells intake
+            seconds = min(INVENTORY_S, self.limits.timeout_s / 4)  # of its own, beside the run's
+            src.inventory(self.flags["env"] or self.settings.default_environment, seconds)
         intake = run_intake(
             q,
             now=src.now,
@@ -285,9 +334,17 @@ class Session:
             notes=intake.notes,
             subject=intake.subject,
         )
+        from opsmate.agent.session.metric_discovery import discoverer
+
         self.planner = Planner(
-            self.state, tools=src.executor.registry.names(), recorded=src.recorded
+            self.state,
+            tools=src.executor.registry.names(),
+            recorded=src.recorded,
+            discover=discoverer(src, self.engine),  # live: the series worth reading
         )
+        from opsmate.agent.session.scope import fixed_constraints
+
+        self.fixed = fixed_constraints(self.state.constraints)  # never widened afterwards
 
     def _follow_up(self, q: str) -> list[str]:
         """Fold a follow-up into the state; return what it asks that the constraints refuse.
@@ -316,14 +373,18 @@ class Session:
 
     # -- persistence -------------------------------------------------------------------------
     def save(self, path: str | Path | None = None) -> Path:
-        """Write the session as JSON (state, evidence, exchanges, reports); return the path."""
+        """Write the session as JSON (state, evidence, exchanges, reports) with its signed
+        scope; return the path. InputError naming the file when it cannot be written (a
+        file that was there is kept as it was)."""
+        from opsmate.agent.session.scope import make_scope, session_key, sign
+        from opsmate.agent.session.storage import SessionSaveError, write_session_file
+
         target = Path(path) if path else paths.sessions_dir() / f"{self.id}.json"
-        target.parent.mkdir(parents=True, exist_ok=True)
         data = {
             "format": SESSION_FORMAT,
             "id": self.id,
             "saved_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            "source": self.sources.describe(),
+            "source": self.pinned_source,
             "model": self.model_spec,
             "flags": self.flags,
             "state": self.state.model_dump(mode="json") if self.state else None,
@@ -334,11 +395,21 @@ class Session:
             "exchanges": [{"action": x.action, "result": x.result} for x in self.exchanges[-20:]],
             "reports": [r.to_json() for r in self.reports],
         }
-        data = self.store.redactor.clean(data)  # questions, runbook text: nothing stored raw
-        tmp = target.with_suffix(".tmp")
-        tmp.write_text(dumps_json(data, indent=1), encoding="utf-8")
-        tmp.replace(target)
-        return target
+        clean = self.store.redactor.clean
+        data = clean(data)  # questions, runbook text: nothing stored raw
+        scope = clean(
+            make_scope(self.id, self.pinned_source, self.flags, self.fixed, self.model_spec)
+        )
+        try:
+            key = session_key(create=True)
+        except (OSError, InputError) as exc:
+            why = exc.message if isinstance(exc, InputError) else f"{exc.filename}: {exc.strerror}"
+            raise SessionSaveError(
+                f"{target}: the session could not be saved: no session key ({why})"
+            ) from exc
+        assert key is not None
+        data["scope"], data["scope_mac"] = scope, sign(scope, key)
+        return write_session_file(target, dumps_json(data, indent=1))
 
     @classmethod
     def load(
@@ -349,82 +420,42 @@ class Session:
         model: str | None = None,
         index_dir: str | Path | None = None,
         on_event: EventSink | None = None,
+        env: str | None = None,
+        services: list[str] | None = None,
+        since: str | None = None,
+        bundle: str | Path | None = None,
+        demo: bool = False,
         **kwargs: Any,
     ) -> Session:
-        """Resume a saved session (re-opening its bundle or the live sources)."""
-        p = Path(path_or_id)
-        if not p.exists():
-            p = paths.sessions_dir() / f"{path_or_id}.json"
-        try:
-            data = json.loads(p.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise InputError(f"{p}: cannot read the saved session: {exc}") from exc
-        if data.get("format") != SESSION_FORMAT:
-            raise InputError(f"{p}: not an opsmate session file")
-        src = data.get("source") or {}
-        flags = data.get("flags") or {}
+        """Resume a saved session (re-opening its bundle or the live sources).
+
+        The file is read with limits and validated (storage.py); its scope must carry a
+        valid signature and match the state (scope.py); ``env`` / ``services`` / ``since``
+        / ``bundle`` / ``demo`` given for a follow-up must agree with the session's scope
+        (a UsageError otherwise); the bundle must be the one it was opened on."""
+        from opsmate.agent.session.resume import read_checked, restore
+
+        p, stored, scope = read_checked(
+            path_or_id, env=env, services=services, since=since, bundle=bundle, demo=demo
+        )
+        flags = stored.flags
         session = cls.open(
             settings=settings,
-            bundle=src.get("bundle"),
-            model=model or data.get("model"),
+            bundle=stored.source.bundle,
+            model=model or stored.model,
             index_dir=index_dir,
             on_event=on_event,
-            env=flags.get("env"),
-            services=flags.get("services"),
-            since=flags.get("since"),
+            env=flags.env,
+            services=flags.services,
+            since=flags.since,
             **kwargs,
         )
-        session.id = data.get("id") or session.id
-        store = session.store
-        store.evidence = [Evidence.model_validate(e) for e in data.get("evidence") or []]
-        store.results = {
-            k: ToolResult.model_validate(v) for k, v in (data.get("results") or {}).items()
-        }
-        store.runbooks = [RunbookRef.model_validate(r) for r in data.get("runbooks") or []]
-        store.runbook_text = dict(data.get("runbook_text") or {})
-        store._by_source = {r.source: r.id for r in store.runbooks}
-        session.exchanges = [Exchange(**x) for x in data.get("exchanges") or []]
-        session.reports = [Report.model_validate(r) for r in data.get("reports") or []]
-        if data.get("state"):
-            session.state = TaskState.model_validate(data["state"])
-            session.sources.executor.constraints = session.state.constraints
-            session.planner = Planner(
-                session.state,
-                tools=session.sources.executor.registry.names(),
-                recorded=session.sources.recorded,
-            )
-            for rb in store.runbooks:
-                doc = session.sources.library.load(rb.source)
-                if doc is not None:
-                    session.engine.docs[rb.source] = (rb.id, doc)
-        return session
-
-
-def list_sessions() -> list[dict[str, Any]]:
-    """Saved sessions, newest first: id, saved_at, goal, source, status of the last report."""
-    out = []
-    folder = paths.sessions_dir()
-    for f in (
-        sorted(folder.glob("*.json"), key=lambda x: x.stat().st_mtime, reverse=True)
-        if folder.is_dir()
-        else []
-    ):
         try:
-            data = json.loads(f.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
-            continue
-        reports = data.get("reports") or []
-        out.append(
-            {
-                "id": data.get("id"),
-                "path": str(f),
-                "saved_at": data.get("saved_at"),
-                "goal": (data.get("state") or {}).get("goal"),
-                "source": data.get("source"),
-                "status": reports[-1].get("status") if reports else None,
-            }
-        )
-    return out
+            restore(session, p, stored, scope, services or [])
+        except BaseException:
+            session.close()
+            raise
+        return session
 
 
 def _ground_intake(q: str, intake: Any, src: Sources, env_cfg: Any) -> None:

@@ -7,6 +7,7 @@ to know (service names, environments, the capture time and window).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -39,6 +40,8 @@ class Sources:
     known_services: list[str] = field(default_factory=list)
     known_envs: list[str] = field(default_factory=list)
     bundle_path: str | None = None
+    bundle_root: str | None = None  # the directory holding bundle.yaml (an archive's extraction)
+    bundle_digest: str | None = None  # SHA-256 of that bundle.yaml: what the session is pinned to
     notes: list[str] = field(default_factory=list)
     recorder: Recorder | None = None  # what the tools read, for --save-bundle
     index_used: str = "none"  # which runbooks the investigation searches (report ``index``)
@@ -47,9 +50,17 @@ class Sources:
     known_objects: list[str] = field(default_factory=list)
     # names that stand for other objects: an Ingress -> the Services it routes to
     ingress_backends: dict[str, list[str]] = field(default_factory=dict)
+    # live: reads what exists (the fields above) for an environment within some seconds,
+    # before intake
+    inventory: Callable[[str | None, float], None] | None = None
 
     def describe(self) -> dict[str, Any]:
-        return {"bundle": self.bundle_path, "live": self.bundle_path is None}
+        """Where the session looks, as stored (and signed) in a saved session."""
+        return {
+            "bundle": self.bundle_path,
+            "live": self.bundle_path is None,
+            "bundle_digest": self.bundle_digest,
+        }
 
 
 class CombinedRetriever:
@@ -110,7 +121,8 @@ def demo_bundle_path() -> Path:
 def configured_retriever(settings: Settings, index_dir: str | Path | None) -> Retriever | None:
     """The configured runbook index, or None when there is none yet."""
     folder = settings.resolved_index_dir(index_dir)
-    if not folder.is_dir() or not any(folder.iterdir()):
+    shared = settings.knowledge.backend != "embedded"  # the index lives on a server
+    if not shared and (not folder.is_dir() or not any(folder.iterdir())):
         return None
     try:
         from opsmate.knowledge.retrieve import open_retriever
@@ -149,7 +161,11 @@ def source_labeler(settings: Settings) -> Any:
             if src is None:
                 continue
             name = {"elasticsearch": "Elasticsearch", "loki": "Loki"}.get(attr, attr.title())
-            where = getattr(src, "url", None) or getattr(src, "context", None) or "default"
+            if attr == "kubernetes":  # its kubeconfig's context and API server
+                from opsmate.tools.kubernetes import api_server
+
+                return f"Kubernetes API ({env}, {api_server(src)})"  # no credentials in it
+            where = getattr(src, "url", None) or "default"
             return f"{name} ({env}, {strip_credentials(str(where))})"
         return f"{module} ({env})" if env else module
 
@@ -243,6 +259,8 @@ def open_sources(
             known_services=_services(b, library),
             known_envs=sorted({b.meta.environment, *settings.environments}),
             bundle_path=str(Path(b.source).resolve()),
+            bundle_root=str(b.root),
+            bundle_digest=_bundle_digest(b.root),
             notes=notes,
             known_namespaces=_namespaces(b.objects),
             known_objects=_object_names(b.objects),
@@ -269,7 +287,7 @@ def open_sources(
     executor.source_label = source_labeler(settings)
     library = RunbookLibrary(settings.runbook_paths())
     services = sorted(library.services())
-    return Sources(
+    live = Sources(
         executor=executor,
         library=library,
         retriever=index,
@@ -279,6 +297,28 @@ def open_sources(
         index_used=f"index {settings.resolved_index_dir(index_dir)}" if index else "none",
         recorder=recorder,
     )
+    from opsmate.agent.session.inventory import live_inventory
+
+    live.inventory = live_inventory(live)  # what exists, read when the first question comes
+    return live
+
+
+def bundle_digest(root: Path) -> str:
+    """SHA-256 of the ``bundle.yaml`` a bundle was loaded from (what a session is pinned to)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    with (Path(root) / "bundle.yaml").open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _bundle_digest(root: Path) -> str | None:
+    try:
+        return bundle_digest(root)
+    except OSError:
+        return None
 
 
 def builtin_runbooks_dir() -> Path | None:

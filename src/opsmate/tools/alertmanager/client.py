@@ -1,16 +1,18 @@
 """A read-only Alertmanager API v2 client: ``GET /api/v2/alerts`` and ``GET /api/v2/silences``.
 
 Nothing else is ever requested (``status()`` reads ``/api/v2/status`` for ``doctor``'s
-version line). Credentials (bearer token or basic auth) come from
-:mod:`opsmate.credentials` (keyring entry ``alertmanager:<env>``, or
-``OPSMATE_ALERTMANAGER_TOKEN``). Every failure is a :class:`ToolFailure` with a stable
-code (``unreachable``, ``timeout``, ``auth``, ``bad_response`` ...); callers outside the
-executor turn it into :class:`~opsmate.errors.SourceUnreachableError` with
-:func:`unreachable_error`.
+version line). Every request ends within its time-out of wall-clock time, answer
+included (:mod:`opsmate.tools.wallclock`): a server dripping its answer cannot hold it.
+Credentials (bearer token or basic auth) come from :mod:`opsmate.credentials` (keyring
+entry ``alertmanager:<env>``, or ``OPSMATE_ALERTMANAGER_TOKEN``). Every failure is a
+:class:`ToolFailure` with a stable code (``unreachable``, ``timeout``, ``auth``,
+``bad_response`` ...); callers outside the executor turn it into
+:class:`~opsmate.errors.SourceUnreachableError` with :func:`unreachable_error`.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -110,12 +112,30 @@ class AlertmanagerClient:
     ) -> Any:
         import httpx
 
+        from opsmate.tools.wallclock import httpx_get
+
+        limit = timeout or self.timeout
+        deadline = time.monotonic() + limit  # the whole request, answer included
+
+        def too_large() -> Exception:
+            return ToolFailure("too_large", f"Alertmanager at {self.url}: answer too large")
+
         try:
-            with httpx.Client(verify=self.verify_tls, timeout=timeout or self.timeout) as http:
-                resp = http.get(self.url + path, params=params, headers=self.headers)
+            with httpx.Client(verify=self.verify_tls, timeout=limit) as http:
+                resp = httpx_get(
+                    http,
+                    self.url + path,
+                    deadline=deadline,
+                    params=params,
+                    headers=self.headers,
+                    max_bytes=MAX_ANSWER_BYTES,
+                    on_large=too_large,
+                )
         except httpx.TimeoutException as exc:
             raise ToolFailure(
-                "timeout", f"Alertmanager at {self.url} did not answer in time", retryable=True
+                "timeout",
+                f"Alertmanager at {self.url} did not answer within {limit:g} s",
+                retryable=True,
             ) from exc
         except httpx.HTTPError as exc:
             text = str(exc).lower()

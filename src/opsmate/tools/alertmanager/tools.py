@@ -19,17 +19,28 @@ from opsmate.timeparse import format_time
 from opsmate.tools import schemas as s
 from opsmate.tools.alertmanager.client import AlertmanagerClient
 from opsmate.tools.alertmanager.model import Alert
-from opsmate.tools.base import CallContext, ToolFailure, ToolOutput, ToolSpec, call_environment
+from opsmate.tools.base import (
+    CallContext,
+    SourceRoute,
+    ToolFailure,
+    ToolOutput,
+    ToolSpec,
+    call_environment,
+)
 from opsmate.tools.shaping import alerts_output
 
 if TYPE_CHECKING:
     from opsmate.config import Settings
 
 
-def alert_view(a: Alert) -> dict[str, Any]:
-    """One Alertmanager alert in the ``list_alerts`` item shape (``_ref`` popped later)."""
+def alert_view(a: Alert, zone: Any = None) -> dict[str, Any]:
+    """One Alertmanager alert in the ``list_alerts`` item shape (``_ref`` popped later); its
+    time in ``zone`` (the task's) when given."""
     labels = dict(a.labels)
     labels.pop("alertname", None)
+    start = a.starts_at
+    if start is not None and zone is not None:
+        start = start.astimezone(zone)
     severity = labels.pop("severity", None)
     return {
         "name": a.name,
@@ -37,7 +48,7 @@ def alert_view(a: Alert) -> dict[str, Any]:
         "severity": severity,
         "labels": labels,
         "annotations": dict(a.annotations),
-        "active_at": format_time(a.starts_at) if a.starts_at else None,
+        "active_at": format_time(start) if start else None,
         "silenced": a.silenced,
         "silenced_by": list(a.silenced_by),
         "inhibited": a.inhibited,
@@ -86,7 +97,8 @@ class AlertmanagerTools:
         client = AlertmanagerClient.from_source(source, env)
         timeout = _call_timeout(ctx, source.timeout)
         alerts = [] if args.state == "pending" else client.alerts(timeout=timeout)
-        views = [alert_view(a) for a in alerts]
+        end = ctx.constraints.window_to
+        views = [alert_view(a, end.tzinfo if end is not None else None) for a in alerts]
         out = alerts_output(views, args.state, scope)
         silence_ids = {sid for a in alerts for sid in a.silenced_by}
         if silence_ids:
@@ -110,6 +122,18 @@ def tool_specs(settings: Settings) -> list[ToolSpec]:
     if not any(e.alertmanager for e in settings.environments.values()):
         return []
     tools = AlertmanagerTools(settings)
+
+    def route(args: Any, env: str | None) -> SourceRoute | None:
+        """Prometheus answers pending / inactive alerts where it is configured (as
+        :meth:`AlertmanagerTools.list_alerts` does), Alertmanager the firing ones."""
+        from opsmate.tools.registry import block_route
+
+        state = getattr(args, "state", None)
+        prom = block_route(settings, "prometheus", env)
+        if prom is not None and state in ("pending", "inactive"):
+            return prom
+        return block_route(settings, "alertmanager", env) or prom
+
     return [
         ToolSpec(
             "list_alerts",
@@ -117,5 +141,6 @@ def tool_specs(settings: Settings) -> list[ToolSpec]:
             "Prometheus: firing / pending).",
             s.ListAlertsArgs,
             tools.list_alerts,  # type: ignore[arg-type]
+            route=route,
         )
     ]

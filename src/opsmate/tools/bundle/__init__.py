@@ -65,9 +65,30 @@ _TOOL_ORDER = (
 )
 
 
+_SOURCE_OF = {  # which kind of source each replayed tool reads
+    "query_metrics": "metrics",
+    "list_alerts": "alerts",
+    "search_logs": "logs",
+    "log_stats": "logs",
+    "pod_logs": "logs",
+    **{t: "kubernetes" for t in ("list_pods", "get_events", "rollout_history",
+                                 "node_conditions", "list_objects", "get_object")},
+}  # fmt: skip
+
+_SERVED_BY = {  # the live sources that serve each tool
+    "query_metrics": {"prometheus"},
+    "list_alerts": {"prometheus", "alertmanager"},
+    "search_logs": {"elasticsearch", "loki"},
+    "log_stats": {"elasticsearch", "loki"},
+    "pod_logs": {"kubernetes", "loki"},
+    **{t: {"kubernetes"} for t in ("list_pods", "get_events", "rollout_history",
+                                   "node_conditions", "list_objects", "get_object")},
+}  # fmt: skip
+
 # replay reads a local bundle: nothing can hang, but a busy laptop can be slow (150k log
 # records under load); the diagnosis's own deadline still bounds the whole run
 REPLAY_TIMEOUT_S = 60.0
+
 
 class Bundle:
     """A loaded, validated incident bundle and its replayed tools."""
@@ -140,14 +161,14 @@ class Bundle:
             "get_object": functools.partial(k8s.get_object, self.replay),
         }
         specs = []
-        for name in _TOOL_ORDER:
+        for name in self._offered():
             model = self._query_model() if name == "query_metrics" else ARGS_MODELS[name]
             specs.append(
                 ToolSpec(
                     name=name,
                     description=f"{DESCRIPTIONS[name]} (replayed from incident bundle)",
                     args_model=model,
-                    run=runs[name],
+                    run=self._captured(name, runs[name]),
                     timeout_s=REPLAY_TIMEOUT_S,
                 )
             )
@@ -156,6 +177,24 @@ class Bundle:
 
             specs.append(search_runbooks_spec(retriever))
         return specs
+
+    def _offered(self) -> list[str]:
+        """The tools replay serves: all of them, or, for a bundle that lists the live
+        sources its run had (``capture.sources``), those sources' tools only."""
+        listed = self.meta.captured_sources
+        if listed is None:
+            return list(_TOOL_ORDER)
+        return [t for t in _TOOL_ORDER if _SERVED_BY[t] & set(listed)]
+
+    def _captured(self, name: str, run: Callable[..., ToolOutput]) -> Callable[..., ToolOutput]:
+        """``run``, answered "not captured" when the bundle holds nothing of its source."""
+        source = _SOURCE_OF[name]
+
+        def guarded(args: Any, ctx: Any) -> ToolOutput:
+            missing = self.replay.not_captured(source, getattr(args, "environment", None), ctx)
+            return missing if missing is not None else run(args, ctx)
+
+        return guarded
 
     def _query_model(self) -> type[BaseModel]:
         queries: list[Any] = list(self.recorded_queries())

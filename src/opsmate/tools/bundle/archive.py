@@ -22,6 +22,7 @@ import shutil
 import tarfile
 import time
 import uuid
+import zlib
 from pathlib import Path
 
 from opsmate.errors import BundleError
@@ -67,6 +68,72 @@ def _check_member(m: tarfile.TarInfo, archive: str) -> None:
             raise BundleError(f"{archive}: link {name!r} -> {target!r} points outside the bundle")
     elif not (m.isfile() or m.isdir()):
         raise BundleError(f"{archive}: member {name!r} is not a regular file or directory")
+
+
+_MAGIC = (
+    (b"PK\x03\x04", "a ZIP archive, not a tar.gz (unpack it and pass the folder)"),
+    (b"PK\x05\x06", "an empty ZIP archive"),
+    (b"BZh", "a bzip2 file"),
+    (b"\xfd7zXZ\x00", "an xz file"),
+    (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive, not a tar.gz"),
+    (b"Rar!", "a RAR archive, not a tar.gz"),
+    (b"\x28\xb5\x2f\xfd", "a zstd file, not a tar.gz"),
+)
+
+
+def looks_like(path: Path) -> str:
+    """What a file that is not a readable tar archive looks like, in a few words:
+    ``a ZIP archive``, ``a gzip file cut short after 3000 bytes``, ``text (JSON)`` ..."""
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as fh:
+            head = fh.read(512)
+    except OSError as exc:
+        return f"an unreadable file ({exc.strerror or exc})"
+    if size == 0:
+        return "an empty file"
+    for magic, what in _MAGIC:
+        if head.startswith(magic):
+            return what
+    if head.startswith(b"\x1f\x8b"):
+        return _gzip_content(path, size)
+    if len(head) > 262 and head[257:262] == b"ustar":
+        return f"a tar archive cut short after {size} bytes (truncated)"
+    return _text_or_binary(head, size)
+
+
+def _gzip_content(path: Path, size: int) -> str:
+    """A gzip file: cut short, or holding something other than a tar archive."""
+    import gzip
+
+    try:
+        with gzip.open(path, "rb") as fh:
+            inner = fh.read(512)
+            while fh.read(1 << 20):  # to the end: a cut-short stream fails here
+                pass
+    except EOFError:
+        return f"a gzip file cut short after {size} bytes (truncated)"
+    except (OSError, zlib.error):
+        return "a damaged gzip file"
+    if len(inner) > 262 and inner[257:262] == b"ustar":
+        return "a gzip file holding a tar archive cut short (truncated)"
+    return f"a gzip file holding {_text_or_binary(inner, None)}, not a tar archive"
+
+
+def _text_or_binary(head: bytes, size: int | None) -> str:
+    try:
+        text = head.decode("utf-8").lstrip()
+    except UnicodeDecodeError:
+        return "binary data" + (f" ({size} bytes)" if size is not None else "")
+    if text.startswith(("{", "[")):
+        return "text (JSON)"
+    if text.lower().startswith(("<!doctype html", "<html")):
+        return "text (an HTML page)"
+    if text.startswith("<"):
+        return "text (XML)"
+    if text.startswith(("---", "format:", "apiVersion:")):
+        return "text (YAML; a bundle is a folder or a .tar.gz of one)"
+    return "a text file"
 
 
 def _extracted_bytes(entry: Path) -> int:
@@ -135,17 +202,35 @@ def _cleanup(base: Path, keep: Path) -> None:
         total -= size
 
 
-def _bundle_root(extracted: Path, archive: str) -> Path:
+def _bundle_root(extracted: Path, archive: str, source: Path | None = None) -> Path:
     """The directory holding bundle.yaml: the top, or its single top-level folder."""
     if (extracted / "bundle.yaml").is_file():
         return extracted
     subdirs = [p for p in extracted.iterdir() if p.is_dir() and not p.name.startswith(".")]
     if len(subdirs) == 1 and (subdirs[0] / "bundle.yaml").is_file():
         return subdirs[0]
+    if source is not None and _cut_short_tar(source):
+        raise BundleError(
+            f"{archive}: not a readable tar archive: it looks like a tar archive cut "
+            f"short after {source.stat().st_size} bytes (truncated; no bundle.yaml in it)"
+        )
     raise BundleError(
         f"{archive}: bundle.yaml missing (expected at the top of the archive "
         "or inside its single top-level folder)"
     )
+
+
+def _cut_short_tar(path: Path) -> bool:
+    """An uncompressed tar archive without its closing zero blocks (cut short)."""
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as fh:
+            head = fh.read(512)
+            fh.seek(max(size - 1024, 0))
+            tail = fh.read(1024)
+    except OSError:
+        return False
+    return head[257:262] == b"ustar" and (size % 512 != 0 or tail.strip(b"\x00") != b"")
 
 
 def extract_archive(path: Path) -> Path:
@@ -160,7 +245,7 @@ def extract_archive(path: Path) -> Path:
     if (target / _READY).is_file():
         os.utime(target)
         _cleanup(base, target)
-        return _bundle_root(target, label)
+        return _bundle_root(target, label, path)
     base.mkdir(parents=True, exist_ok=True)
     tmp = base / f"tmp-{uuid.uuid4().hex}"
     tmp.mkdir()
@@ -177,8 +262,10 @@ def extract_archive(path: Path) -> Path:
                     if total > MAX_TOTAL_BYTES:
                         raise BundleError(f"{label}: larger than {MAX_TOTAL_BYTES >> 20} MiB")
                 tar.extractall(tmp, members=members, filter="data")
-        except (tarfile.TarError, EOFError, OSError) as exc:
-            raise BundleError(f"{label}: not a readable tar archive: {exc}") from exc
+        except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
+            raise BundleError(
+                f"{label}: not a readable tar archive: it looks like {looks_like(path)}"
+            ) from exc
         marker = {"archive": str(path), "bytes": total}
         (tmp / _READY).write_text(json.dumps(marker), encoding="utf-8")
         try:
@@ -192,4 +279,4 @@ def extract_archive(path: Path) -> Path:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     _cleanup(base, target)
-    return _bundle_root(target, label)
+    return _bundle_root(target, label, path)

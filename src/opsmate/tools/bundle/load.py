@@ -57,6 +57,10 @@ class BundleMeta(BaseModel):
     environment: str
     cluster: str | None = None
     question: str | None = None
+    # ``capture`` (written by opsmate snapshot / --save-bundle): by whom, what was left out
+    captured_by: str | None = None
+    not_captured: list[dict[str, str]] = Field(default_factory=list)
+    captured_sources: list[str] | None = None  # the live sources configured (None: unknown)
 
 
 class Expected(BaseModel):
@@ -220,7 +224,25 @@ def load_meta(root: Path, default_title: str | None = None) -> BundleMeta:
         environment=env.strip(),
         cluster=None if data.get("cluster") is None else str(data["cluster"]),
         question=None if data.get("question") is None else str(data["question"]),
+        **_capture_info(data.get("capture")),
     )
+
+
+def _capture_info(capture: Any) -> dict[str, Any]:
+    """``captured_by`` and ``not_captured`` from the optional ``capture`` mapping (an
+    extension written by opsmate; anything malformed in it is ignored, never an error)."""
+    if not isinstance(capture, Mapping):
+        return {}
+    by = capture.get("by")
+    missing = [
+        {"what": str(x.get("what") or ""), "why": str(x.get("why") or "")}
+        for x in capture.get("not_captured") or []
+        if isinstance(x, Mapping)
+    ] if isinstance(capture.get("not_captured"), list) else []  # fmt: skip
+    sources = capture.get("sources")
+    listed = [str(x) for x in sources] if isinstance(sources, list) else None
+    return {"captured_by": str(by) if isinstance(by, str) else None, "not_captured": missing,
+            "captured_sources": listed}  # fmt: skip
 
 
 def load_expected(root: Path) -> Expected | None:

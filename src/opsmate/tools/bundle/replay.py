@@ -45,6 +45,24 @@ def not_available(message: str, data: dict[str, Any] | None = None, **scope: Any
     )
 
 
+_HELD_NOUN = {
+    "logs": "log records",
+    "kubernetes": "Kubernetes objects",
+    "metrics": "metrics",
+    "alerts": "alerts",
+}
+_SOURCE_WORDS = {  # how capture.not_captured names what it left out, per source
+    "logs": ("log",),
+    "kubernetes": ("k8s", "kubernetes", "pod", "object"),
+    "metrics": ("metric", "query", "series", "prometheus"),
+    "alerts": ("alert",),
+}
+
+
+def _by(captured_by: str | None) -> str:
+    return f" (written by {captured_by})" if captured_by else ""
+
+
 class Replay:
     """The tool implementations over one loaded bundle."""
 
@@ -110,6 +128,42 @@ class Replay:
             out,
             key=lambda o: (o["metadata"].get("namespace") or "", o["metadata"]["name"]),
         )
+
+    # ------------------------------------------------------------------ not captured
+    def not_captured(self, source: str, asked: str | None, ctx: CallContext) -> ToolOutput | None:
+        """``not_available`` when the bundle holds nothing at all of ``source`` (``logs``,
+        ``kubernetes``, ``metrics``, ``alerts``): it was not captured, which says nothing
+        about whether there was any (never "no matching data"). Only for a bundle opsmate
+        captured (``capture`` in ``bundle.yaml``): a bundle written by hand answers as it
+        always did. None when it holds some, or when the call targets another environment
+        (:meth:`check_env` answers that)."""
+        if self.d.meta.captured_by is None:
+            return None
+        if (asked or ctx.constraints.environment or self.env) != self.env:
+            return None
+        held = {
+            "logs": bool(self.d.logs),
+            "kubernetes": bool(self.d.objects),
+            "metrics": bool(self.d.metrics),
+            "alerts": self.d.alerts is not None
+            or any(re.match(r"ALERTS\s*($|\{)", r.query.strip()) for r in self.d.metrics),
+        }
+        if held.get(source, True):
+            return None
+        what = _HELD_NOUN[source]
+        words = _SOURCE_WORDS[source]
+        why = [
+            f"{x['what']}: {x['why']}"
+            for x in self.d.meta.not_captured
+            if any(w in x["what"].lower() for w in words)
+        ]
+        msg = f"not captured: this bundle holds no {what}"
+        msg += f" ({'; '.join(why[:3])})" if why else ""
+        msg += f", so it cannot say whether there were any{_by(self.d.meta.captured_by)}"
+        data: dict[str, Any] = {"not_captured": source}
+        if source in ("metrics", "alerts"):  # the contract's listing, empty
+            data.update(self._recorded_listing())
+        return not_available(msg, data, environment=self.env)
 
     # ------------------------------------------------------------------ metrics
     def recorded_queries(self) -> list[str]:
@@ -229,7 +283,7 @@ class Replay:
         labels = dict(a.get("labels") or {})
         name = str(labels.pop("alertname"))
         active = a.get("activeAt")
-        return {
+        out = {
             "name": name,
             "state": str(a.get("state") or "firing"),
             "severity": labels.pop("severity", None),
@@ -237,8 +291,14 @@ class Replay:
             "annotations": dict(a.get("annotations") or {}),
             "active_at": self.fmt(parse_time(str(active))) if active else None,
             "value": a.get("value"),
-            "_ref": f"alert://{name}",
         }
+        # captured from an Alertmanager: its silence state, as the live answer had it
+        for key, name_ in (("silenced", "silenced"), ("silencedBy", "silenced_by"),
+                           ("inhibited", "inhibited"), ("fingerprint", "fingerprint")):  # fmt: skip
+            if key in a:
+                out[name_] = a[key]
+        out["_ref"] = f"alert://{name}"
+        return out
 
     def _alerts_from_series(self, rec: RecordedQuery) -> list[dict[str, Any]]:
         out = []

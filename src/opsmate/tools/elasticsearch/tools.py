@@ -117,6 +117,21 @@ def _decode_cursor(cursor: str, ident: str) -> dict[str, Any]:
     return decode_cursor(cursor, ident, _check_es)
 
 
+def _deadline_node() -> type[Any]:
+    """elastic-transport's urllib3 node whose requests end within their ``request_timeout``
+    of wall-clock time, answer included (:func:`opsmate.tools.wallclock.bounded_urlopen`)."""
+    from elastic_transport import Urllib3HttpNode
+
+    from opsmate.tools.wallclock import bounded_urlopen
+
+    class DeadlineNode(Urllib3HttpNode):
+        def __init__(self, config: Any) -> None:
+            super().__init__(config)
+            bounded_urlopen(self.pool)
+
+    return DeadlineNode
+
+
 def _failure(exc: BaseException, src: ElasticsearchSource, env: str) -> ToolFailure:
     """Map an exception from the elasticsearch client to a ToolFailure."""
     import elastic_transport as et
@@ -230,6 +245,7 @@ class LogTools:
                     auth["basic_auth"] = cred.basic_auth()
                 client = Elasticsearch(
                     src.url,
+                    node_class=_deadline_node(),  # a wall-clock limit, answer included
                     verify_certs=src.verify_tls,
                     request_timeout=src.timeout,
                     max_retries=0,  # the executor retries retryable failures
@@ -364,7 +380,8 @@ class LogTools:
                                sort=_sort(src))  # fmt: skip
             err_hits = [h for h in err["hits"]["hits"] if h.get("_id") not in seen]
         ref = self._ref_of(src)
-        sample = sorted(hits + err_hits, key=lambda h: _hit_time(h, src))  # oldest first
+        # oldest first; records of the same time in the order they were written (_doc)
+        sample = sorted(hits + err_hits, key=lambda h: (_hit_time(h, src), _doc_order(h)))
         builder = StatsBuilder(start=g.start, end=g.end, buckets=g.count, ref_of=ref)
         for h in sample:
             rec = h.get("_source") or {}
@@ -402,6 +419,13 @@ def _hit_dt(hit: Mapping[str, Any], src: ElasticsearchSource) -> datetime | None
         return parse_time(raw if isinstance(raw, int | float) else str(raw))
     except (ValueError, OverflowError, OSError):
         return None
+
+
+def _doc_order(hit: Mapping[str, Any]) -> float:
+    """The ``_doc`` value a sorted hit carries last (Lucene's order of writing), else 0."""
+    keys = hit.get("sort")
+    last = keys[-1] if isinstance(keys, list) and keys else 0
+    return float(last) if isinstance(last, int | float) and not isinstance(last, bool) else 0.0
 
 
 def _hit_time(hit: Mapping[str, Any], src: ElasticsearchSource) -> float:

@@ -35,6 +35,47 @@ def _probe(env: str, block: Any) -> Check:
     return check_kubernetes(env, block.context, block.kubeconfig, block.timeout)
 
 
+def api_server(block: Any) -> str:
+    """``context dev-1, https://10.0.0.1:6443``: where a ``kubernetes`` block points (its
+    kubeconfig's context and that cluster's server, read from the file without the
+    client), for naming an API server that is down; the context alone when unreadable."""
+    import os
+    from pathlib import Path
+
+    from opsmate.tools.kubernetes.tools import KUBE_CONTEXT_ENV
+
+    context = os.environ.get(KUBE_CONTEXT_ENV) or getattr(block, "context", None)
+    raw = getattr(block, "kubeconfig", None) or os.environ.get("KUBECONFIG", "").split(":")[0]
+    path = Path(raw or "~/.kube/config").expanduser()
+    server = None
+    try:
+        import yaml
+
+        if path.is_file() and path.stat().st_size < (4 << 20):
+            doc = yaml.safe_load(path.read_text(encoding="utf-8", errors="replace"))
+            doc = doc if isinstance(doc, dict) else {}
+            context = context or doc.get("current-context")
+            ctx = next(
+                (c.get("context") for c in doc.get("contexts") or []
+                 if isinstance(c, dict) and c.get("name") == context),
+                None,
+            )  # fmt: skip
+            cluster_name = ctx.get("cluster") if isinstance(ctx, dict) else None
+            cluster = next(
+                (c.get("cluster") for c in doc.get("clusters") or []
+                 if isinstance(c, dict) and c.get("name") == cluster_name),
+                None,
+            )  # fmt: skip
+            server = cluster.get("server") if isinstance(cluster, dict) else None
+    except Exception:  # a name is a nicety: the context alone will do
+        server = None
+    where = f"context {context}" if context else "current context"
+    if not isinstance(server, str) or not server:
+        return where
+    scheme, sep, rest = server.rpartition("://")
+    return f"{where}, {scheme}{sep}{rest.rsplit('@', 1)[-1].split('?', 1)[0]}"  # no userinfo
+
+
 SOURCE = Source(
     key="kubernetes",
     kind="cluster",

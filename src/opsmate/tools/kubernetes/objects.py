@@ -33,6 +33,9 @@ class _Session(Protocol):
 
     cl: Any
 
+    @property
+    def tz(self) -> Any: ...  # the zone the task's times are in
+
     def namespaces(self, asked: str | None) -> list[str]: ...
 
     def call(
@@ -121,7 +124,7 @@ def list_objects(tools: KubernetesTools, args: s.ListObjectsArgs, ctx: CallConte
         status="success" if items else "no_data",
         data={
             "kind": info.kind,
-            "items": [shape_object(info.kind, o) for o in items],
+            "items": [shape_object(info.kind, o, tz=ss.tz) for o in items],
             "count": len(items),
         },
         scope=ss.scope(namespaces, kind=info.kind, label_selector=args.label_selector),
@@ -189,9 +192,10 @@ def get_object(tools: KubernetesTools, args: s.GetObjectArgs, ctx: CallContext) 
             scope=ss.scope(namespaces, kind=info.kind, name=args.name),
         )
     obj, ns = found
+    shaped = shape_object(info.kind, obj, tz=ss.tz)
     return ToolOutput(
         status="success",
-        data={**base, "found": True, "items": [shape_object(info.kind, obj)], "count": 1},
+        data={**base, "found": True, "items": [shaped], "count": 1},
         scope=ss.scope([ns] if ns else None, kind=info.kind, name=args.name),
         source_refs=[object_ref(info, obj)],
     )

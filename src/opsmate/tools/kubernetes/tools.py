@@ -24,16 +24,19 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 import opsmate.tools.kubernetes.transport as k8s_transport
+from opsmate.timeparse import parse_time
 from opsmate.tools import schemas as s
 from opsmate.tools.base import (
     CallContext,
@@ -95,6 +98,13 @@ class _Session:
     cl: _Cluster
     ctx: CallContext
 
+    @property
+    def tz(self) -> Any:
+        """The zone the task's times are in (its window's): the objects' times are written in
+        it, as the other sources write theirs and a replay writes a bundle's."""
+        end = self.ctx.constraints.window_to
+        return end.tzinfo if end is not None else None
+
     def namespaces(self, asked: str | None) -> list[str]:
         if asked:
             return [asked]
@@ -108,14 +118,17 @@ class _Session:
     ) -> Any:
         """One API request under the call's remaining time: the JSON the server sent (a log:
         its text). Failures, including an answer that is not JSON, become ToolFailure."""
+        from opsmate.tools.wallclock import urllib3_body
+
         timeout = self.cl.source.timeout
         if self.ctx.deadline is not None:
             timeout = max(min(timeout, self.ctx.deadline - time.monotonic()), 0.05)
+        deadline = time.monotonic() + timeout  # the whole request, answer included
         try:
             with k8s_transport.tracked() as aborted:
                 try:
                     resp = fn(*args, _request_timeout=timeout, _preload_content=False, **kwargs)
-                    raw = resp.data.decode("utf-8", "replace")
+                    raw = urllib3_body(resp, deadline).decode("utf-8", "replace")
                 except Exception as exc:
                     if aborted():
                         raise k8s_transport.Interrupted(where) from exc
@@ -292,7 +305,7 @@ class KubernetesTools:
         pods.sort(key=lambda p: (object_namespace(p), object_name(p)))
         return ToolOutput(
             status="success" if pods else "no_data",
-            data={"pods": [pod_summary(p) for p in pods], "count": len(pods)},
+            data={"pods": [pod_summary(p, tz=ss.tz) for p in pods], "count": len(pods)},
             scope=ss.scope(namespaces, label_selector=args.label_selector, name=args.name),
             complete=complete,
             source_refs=[_ref(p, "Pod") for p in pods],
@@ -309,7 +322,7 @@ class KubernetesTools:
                                   field_selector=",".join(parts) or None)  # fmt: skip
         items.sort(key=lambda ev: (object_namespace(ev), object_name(ev)))
         picked = sorted(
-            ((ev, event_summary(ev)) for ev in items),
+            ((ev, event_summary(ev, tz=ss.tz)) for ev in items),
             key=lambda p: p[1]["last_timestamp"] or "",
             reverse=True,
         )
@@ -358,7 +371,7 @@ class KubernetesTools:
         replicasets.sort(key=object_name)
         return ToolOutput(
             status="success",
-            data=rollout_history(dep, replicasets),
+            data=rollout_history(dep, replicasets, tz=ss.tz),
             scope=ss.scope([ns], name=args.name),
             source_refs=[k8s_ref(ns, "Deployment", args.name)]
             + [_ref(rs, "ReplicaSet") for rs in replicasets],
@@ -381,7 +394,7 @@ class KubernetesTools:
         nodes.sort(key=object_name)
         return ToolOutput(
             status="success" if nodes else "no_data",
-            data={"nodes": [node_summary(n) for n in nodes], "count": len(nodes)},
+            data={"nodes": [node_summary(n, tz=ss.tz) for n in nodes], "count": len(nodes)},
             scope=scope,
             complete=complete,
             source_refs=[_ref(n, "Node") for n in nodes],
@@ -394,7 +407,7 @@ class KubernetesTools:
         found = ss.first(
             "log of pod", ss.cl.core.read_namespaced_pod_log, args.name, namespaces,
             container=args.container, tail_lines=args.tail_lines + 1,
-            since_seconds=args.since_seconds, text=True,
+            since_seconds=args.since_seconds, text=True, timestamps=True,
             **({"previous": True} if args.previous else {}),
         )  # fmt: skip
         if found is None:
@@ -412,7 +425,10 @@ class KubernetesTools:
         from opsmate.loganalysis.parse import parse_line
         from opsmate.loganalysis.podlines import POD_LOGS_CHARS, fit_tail, line_record
 
-        records = [line_record(parse_line(ln), previous=args.previous) for ln in lines]
+        # the kubelet's timestamp of each line is its time; the rest is what the app wrote
+        stamped = [split_kubelet_stamp(ln) for ln in lines]
+        records = [line_record(parse_line(rest), time=t, previous=args.previous)
+                   for t, rest in stamped]  # fmt: skip
         records = records[len(records) - fit_tail(lines, records, POD_LOGS_CHARS) :]
         return ToolOutput(
             status="success" if lines else "no_data",
@@ -424,6 +440,21 @@ class KubernetesTools:
             complete=not older,
             source_refs=[k8s_ref(ns, "Pod", args.name)],
         )  # fmt: skip
+
+
+_KUBELET_STAMP = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z) (.*)", re.S)
+
+
+def split_kubelet_stamp(line: str) -> tuple[datetime | None, str]:
+    """``(time, rest)`` of a line read with ``timestamps=true`` (the kubelet's RFC 3339
+    prefix, always UTC); ``(None, line)`` when the line has none."""
+    m = _KUBELET_STAMP.match(line)
+    if not m:
+        return None, line
+    try:
+        return parse_time(m.group(1)), m.group(2)
+    except (ValueError, OverflowError):
+        return None, line
 
 
 def _ref(obj: dict[str, Any], kind: str) -> str:

@@ -80,11 +80,14 @@ class LokiClient:
         """The ``data`` of a successful answer to ``GET path?params``."""
         import httpx
 
-        try:
-            resp = self._http.get(path, params=params, timeout=self._timeout(ctx))
+        from opsmate.tools.wallclock import httpx_get
+
+        limit = self._timeout(ctx)
+        try:  # the whole request within ``limit`` of wall-clock time, answer included
+            resp = httpx_get(self._http, path, deadline=time.monotonic() + limit, params=params)
         except httpx.TimeoutException as exc:
             raise ToolFailure(
-                "timeout", f"Loki at {self.url} did not answer in time", retryable=True
+                "timeout", f"Loki at {self.url} did not answer within {limit:.1f} s", retryable=True
             ) from exc
         except httpx.ConnectError as exc:
             text = str(exc).lower()

@@ -12,6 +12,7 @@ or basic auth comes from :mod:`opsmate.credentials`. Answers are shaped with
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import re
 import threading
@@ -214,7 +215,6 @@ class PrometheusTools:
                     f"no Prometheus configured for environment '{env}'; set "
                     f"environments.{env}.prometheus.url in the config",
                 )
-            import requests
             from prometheus_api_client import PrometheusConnect
             from urllib3.util.retry import Retry
 
@@ -222,7 +222,10 @@ class PrometheusTools:
 
             cred = get_credential("prometheus", env)
             headers = cred.headers() if cred is not None else {}
-            session = requests.Session()
+            from opsmate.tools.wallclock import deadline_session
+
+            # each request ends within its time-out of wall-clock time, answer included
+            session = deadline_session()
             session.verify = src.verify_tls
             # no retries inside the client: the executor retries retryable failures
             prom = PrometheusConnect(
@@ -298,20 +301,21 @@ class PrometheusTools:
         """Active alerts (firing / pending), or the inactive alerting rules."""
         env = call_environment(args.environment, ctx, self.settings.default_environment)
         scope = _scope(env, state=args.state)
+        zone = task_zone(ctx)
 
         def run(cl: _Client) -> ToolOutput:
             timeout = _call_timeout(ctx, cl.source.timeout)
             if args.state == "inactive":
                 data = cl.get_json("/api/v1/rules", {"type": "alert"}, timeout)
                 alerts = [
-                    _alert_view({**r, "state": "inactive", "activeAt": None})
+                    _alert_view({**r, "state": "inactive", "activeAt": None}, zone)
                     for g in data["groups"]
                     for r in g["rules"]
                     if r.get("type", "alerting") == "alerting" and r.get("state") == "inactive"
                 ]
             else:
                 data = cl.get_json("/api/v1/alerts", {}, timeout)
-                alerts = [_alert_view(a) for a in data["alerts"]]
+                alerts = [_alert_view(a, zone) for a in data["alerts"]]
             return alerts_output(alerts, args.state, scope)
 
         return self._run(env, run)
@@ -366,8 +370,19 @@ class PrometheusTools:
         return self._run(env, run)
 
 
-def _alert_view(a: dict[str, Any]) -> dict[str, Any]:
-    """One alert in the shape bundle replay uses (``_ref`` is popped by the caller)."""
+def task_zone(ctx: CallContext) -> Any:
+    """The zone of the task's window (None: none set): live times are written in it."""
+    end = ctx.constraints.window_to
+    return end.tzinfo if end is not None else None
+
+
+def _in_zone(t: datetime, zone: Any) -> str:
+    return format_time(t.astimezone(zone) if zone is not None else t)
+
+
+def _alert_view(a: dict[str, Any], zone: Any = None) -> dict[str, Any]:
+    """One alert in the shape bundle replay uses (``_ref`` is popped by the caller); its
+    time in ``zone`` (the task's, as a replay writes a bundle's times in its zone)."""
     labels = dict(a.get("labels") or {})
     name = str(labels.pop("alertname", None) or a.get("name") or "unknown")
     active = a.get("activeAt")
@@ -377,7 +392,7 @@ def _alert_view(a: dict[str, Any]) -> dict[str, Any]:
         "severity": labels.pop("severity", None),
         "labels": labels,
         "annotations": dict(a.get("annotations") or {}),
-        "active_at": format_time(parse_time(str(active))) if active else None,
+        "active_at": _in_zone(parse_time(str(active)), zone) if active else None,
         "value": a.get("value"),
         "_ref": f"alert://{name}",
     }
@@ -404,8 +419,29 @@ def tool_specs(settings: Settings) -> list[ToolSpec]:
             tools.metric_metadata,
         ),
     ]
-    payloads: dict[str, type[BaseModel]] = {"metric_names": MetricNamesPayload}
+    from opsmate.tools.prometheus.discovery import (
+        DiscoveredMetrics,
+        DiscoverMetricsArgs,
+        discover_metrics,
+    )
+
+    specs.append(
+        (
+            "discover_metrics",
+            "The series a live Prometheus holds for services (or a namespace), and the "
+            "request, error, duration and resource queries worth asking about them.",
+            DiscoverMetricsArgs,
+            functools.partial(discover_metrics, tools),
+        )
+    )
+    payloads: dict[str, type[BaseModel]] = {
+        "metric_names": MetricNamesPayload,
+        "discover_metrics": DiscoveredMetrics,
+    }
+    budgets = {"discover_metrics": 4000}  # the candidate list is read whole by the planner
     return [
-        ToolSpec(name, desc, model, run, payload_model=payloads.get(name))
+        ToolSpec(
+            name, desc, model, run, payload_model=payloads.get(name), token_budget=budgets.get(name)
+        )
         for name, desc, model, run in specs
     ]

@@ -12,6 +12,9 @@ _POLICIES = read(
     "list_objects", "policies that may drop the calls", kind="NetworkPolicy", namespace="{ns}"
 )
 _DNS_PODS = read("list_pods", "the cluster DNS pods", namespace="kube-system")
+_CALLEE_CHANGE = read(
+    "rollout_history", "what changed on the dependency", name="{target}", namespace="{ns}"
+)
 CARDS = (
     variant(
         K.NETWORK_POLICY,
@@ -67,7 +70,10 @@ CARDS = (
         needs_deeper=True,
         phrase="a dependency that refuses connections",
         asks=r"refused|connect|unavailable|down|503",
-        reads=(read("list_objects", "Services the callers use", kind="Service", namespace="{ns}"),),
+        reads=(
+            _CALLEE_CHANGE,
+            read("list_objects", "Services the callers use", kind="Service", namespace="{ns}"),
+        ),
         rules_out="the dependency's pods ready and its Service's endpoints present",
         catalog=("ChaosMesh:PodChaos", "RCAEval", "HolmesGPT"),
     ),
@@ -75,7 +81,7 @@ CARDS = (
         K.DEPENDENCY_FAILURE,
         "dependency-timeout",
         "Calls to a dependency time out",
-        reasons=("timeout", "slow"),
+        reasons=("timeout",),
         needs_deeper=True,
         phrase="a dependency that does not answer in time",
         asks=r"slow|latency|timeouts?|timed out|hang|延迟|超时",
@@ -85,11 +91,27 @@ CARDS = (
     ),
     variant(
         K.DEPENDENCY_FAILURE,
+        "slow-operation",
+        "A slow operation the service waits on (a query, an external call) takes its time",
+        reasons=("slow",),
+        phrase="a slow operation the service waits on",
+        check="read the slow operation's own timings before and after the onset (the log "
+        "lines around it, the dependency's own duration series)",
+        mitigation="find why the operation got slow (its query plan, its backend's load) before "
+        "scaling the caller (a person decides)",
+        topics=("slow", "latency", "query", "timeout", "duration"),
+        asks=r"slow|latency|延迟|慢",
+        evidence="the duration the service logs for the operation, as a share of the request",
+        catalog=("RCAEval:delay", "HolmesGPT:high latency"),
+    ),
+    variant(
+        K.DEPENDENCY_FAILURE,
         "dependency-unavailable",
         "A dependency answers unavailable / 5xx",
         reasons=("unavailable",),
         needs_deeper=True,
         phrase="a dependency that is unavailable",
+        reads=(_CALLEE_CHANGE,),
         catalog=("ChaosMesh:HTTPChaos abort", "RCAEval", "AIOpsLab"),
     ),
     variant(

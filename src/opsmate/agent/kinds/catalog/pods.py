@@ -72,6 +72,23 @@ CARDS = (
         mitigation="correct the image reference of {workload}",
         catalog=("k8sgpt:Pod",),
     ),
+    variant(
+        K.MISCONFIGURATION,
+        "image-drift",
+        "A pod runs an image its workload does not (swapped in place)",
+        reasons=("ImageDrift",),
+        specificity=3.0,
+        phrase="a pod whose image was swapped outside its workload",
+        check="compare the pod's images with its workload's template: `kubectl -n {ns} get "
+        "{obj} -o jsonpath='{{.spec.containers[*].image}}'` and `kubectl -n {ns} get "
+        "deploy/{workload} -o jsonpath='{{.spec.template.spec.containers[*].image}}'`",
+        mitigation="delete the pod so its workload recreates it from the template, and find "
+        "what changed it (a chaos experiment, a hand edit) — a person decides",
+        topics=("image", "pause", "chaos", "pod failure"),
+        evidence="the pod's container images against its ReplicaSet revision's images",
+        confirms="an image in the pod that no revision of its workload names",
+        catalog=("ChaosMesh:PodChaos pod-failure", "AIOpsLab"),
+    ),
     # -- container starts and exits ------------------------------------------------------
     variant(
         K.LAST_WORDS,

@@ -3,13 +3,15 @@ and replicas that are not available."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from opsmate.agent.observe.context import ObserveContext
 from opsmate.agent.observe.facts import Fact, FactKind, ObjRef
 from opsmate.agent.observe.k8s_messages import read_message
 from opsmate.agent.observe.registry import for_tools
-from opsmate.agent.observe.text import clip, hm
+from opsmate.agent.observe.text import clip, hm, workload_of
 from opsmate.agent.signals import match_terms
-from opsmate.records.k8s import RESTARTED, Rollout
+from opsmate.records.k8s import RESTARTED, Revision, Rollout
 from opsmate.records.payloads import RolloutPayload
 from opsmate.tools.base import ToolResult
 
@@ -52,7 +54,36 @@ def rollouts(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
         if cur.change_cause:
             quote += f", change cause: {cur.change_cause}"
         recent = cur.created is not None and ctx.in_window(cur.created, slack_minutes=120)
-        if before is None and recent and (cur.revision or 1) <= 1:
+        if before is None and recent and (cur.revision or 1) <= 1 and _recreated(ctx, ro, cur):
+            # created at the incident while the rest of its namespace is older: deleted and
+            # applied again — a change, and what its pods run now is what changed
+            run = _what_runs(ctx, ro)
+            facts.append(
+                Fact(
+                    key=f"rollout:{name}:{cur.revision}",
+                    statement=f"deployment {name} was re-created at {hm(cur.created)} "
+                    f"(revision {cur.revision}, image {images or 'not recorded'}"
+                    + (f"; {'; '.join(run)}" if run else "")
+                    + ") while the rest of its namespace is older",
+                    evidence=[ctx.eid],
+                    kind=FactKind.CHANGE,
+                    severity="info",
+                    service=name,
+                    time=cur.created,
+                    focus=ctx.is_focus(name),
+                    subject=subject,
+                    quote=f"deployment {name} re-created at {hm(cur.created)}",
+                    detail={
+                        "change": "re-created",
+                        "revision": cur.revision,
+                        "images": cur.images,
+                        "previous_images": [],
+                        "template_changes": run,
+                    },
+                )
+            )
+            cur = None
+        elif before is None and recent and (cur.revision or 1) <= 1:
             # the first revision: the deployment was created, nothing changed
             facts.append(
                 Fact(
@@ -146,3 +177,31 @@ def rollouts(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
             )
         )
     return facts
+
+
+def _recreated(ctx: ObserveContext, ro: Rollout, cur: Revision) -> bool:
+    """Whether a first revision created in the window belongs to a namespace whose other
+    pods are an hour older or more (the workload was deleted and applied again)."""
+    if cur.created is None:
+        return False
+    others = [
+        p.created
+        for p in ctx.graph.pods(ro.namespace)
+        if p.created is not None and p.name and workload_of(p.name) != ro.name
+    ]
+    return bool(others) and min(others) <= cur.created - timedelta(hours=1)
+
+
+def _what_runs(ctx: ObserveContext, ro: Rollout) -> list[str]:
+    """The command and arguments the workload's pods run now (``container app: runs
+    `route```), for a workload with no earlier revision to compare against."""
+    out: list[str] = []
+    for p in ctx.graph.pods(ro.namespace):
+        if not p.name or workload_of(p.name) != ro.name:
+            continue
+        for c in p.containers:
+            if c.command or c.args:
+                run = " ".join([*c.command, *c.args])
+                out.append(f"container {c.name}: runs `{run[:80]}`")
+        break
+    return out[:2]

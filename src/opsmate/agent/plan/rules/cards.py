@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 from opsmate.agent.kinds import Role, card_for
 from opsmate.agent.observe.facts import Fact, FactKind
+from opsmate.agent.observe.text import workload_of
 from opsmate.agent.plan.registry import Check, RuleContext, fact_rule
 from opsmate.agent.plan.tiers import Tier
 
@@ -26,9 +27,23 @@ def _known(tool: str, args: dict[str, str], ctx: RuleContext) -> bool:
     return False
 
 
+def _target(fact: Fact, ctx: RuleContext) -> str | None:
+    """The workload a failing call names (``customer:8081``, ``cart.shop.svc``), when the
+    objects seen run a workload of that name."""
+    workloads = {w for p in ctx.graph.pods() if p.name and (w := workload_of(p.name))}
+    for o in fact.objects:
+        if o.kind not in ("app", "host", "Service"):
+            continue
+        name = o.name.split("://")[-1].split(":")[0].split(".")[0].lower()
+        if name in workloads:
+            return name
+    return None
+
+
 @fact_rule("card_reads", Tier.EXPLAIN, *_KINDS)
 def card_reads(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
-    """A problem fact (an error, or a warning seen several times): the reads of its card."""
+    """A problem fact (an error, or a warning seen several times): the reads of its card
+    (the fact's own rules, at their tiers, come first)."""
     card = card_for(fact)
     if not card.reads or card.role not in (Role.CAUSE, Role.SYMPTOM):
         return []
@@ -36,12 +51,18 @@ def card_reads(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
         return []
     ns = (fact.subject.namespace if fact.subject else None) or ctx.ns().get("namespace")
     obj_ns = next((o.namespace for o in fact.objects if o.namespace), None)
-    tier = None if fact.focus else Tier.CORROBORATE
+    target = _target(fact, ctx)
+    # what a card needs read runs after what the evidence points at, and does not hold a
+    # supported root cause back (the investigation settles past it), unless that root is
+    # weak (see kinds.registry.weak_root)
+    tier = Tier.RUNBOOK if fact.focus else Tier.CORROBORATE
     out: list[Check] = []
     for r in card.reads:
         if r.tool not in ctx.tools:
             continue
-        args = r.arguments(ns, obj_ns)
+        if any("{target}" in v for _, v in r.args) and target is None:
+            continue
+        args = r.arguments(ns, obj_ns, target)
         if _known(r.tool, args, ctx):
             continue
         check = Check(r.tool, dict(args), f"{card.title}: {r.why}", tier)

@@ -461,8 +461,9 @@ def workloads_behind_service(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
         if fact.kind != K.SELECTOR_MISMATCH:
             return []  # another Service than the one asked about, its pods merely not ready
         # a Service with no pod at all may be where the subject's calls end (a workload
-        # scaled to zero behind it): its workloads are one or two reads that decide it
-        later = Tier.EXPLAIN
+        # scaled to zero behind it): its workloads are one or two reads that decide it —
+        # after what the evidence points at, without holding a supported cause back
+        later = Tier.RUNBOOK
     ns = fact.subject.namespace
     checks = keep_checks(
         [
