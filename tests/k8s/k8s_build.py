@@ -138,13 +138,21 @@ def node(
     taints: list[dict[str, str]] | None = None,
     cpu: str = "4",
     memory: str = "16Gi",
+    unschedulable: bool = False,
 ) -> dict[str, Any]:
+    spec: dict[str, Any] = {"taints": taints} if taints else {}
+    if unschedulable:  # cordoned: the flag and the taint the node controller adds
+        spec["unschedulable"] = True
+        spec["taints"] = [
+            *(taints or []),
+            {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"},
+        ]
     return obj(
         "Node",
         name,
         None,
         {"kubernetes.io/hostname": name, **(labels or {})},
-        spec={"taints": taints} if taints else {},
+        spec=spec,
         status={
             "allocatable": {"cpu": cpu, "memory": memory, "pods": "110"},
             "capacity": {"cpu": cpu, "memory": memory, "pods": "110"},

@@ -620,3 +620,46 @@ def test_malformed_and_empty_input_gives_no_exception() -> None:
         res = ToolResult(call_id="c", tool="list_objects", status="success", data=data)
         ingest(res, ctx)
     assert ctx.notes == []
+
+
+def test_the_nodes_the_selector_allows_are_where_the_answer_lies() -> None:
+    """A nodeSelector that matches some nodes is not the obstacle: what keeps the pod off
+    those nodes is. Of several obstacles, the ones that alone bar a node are reported."""
+    big = {"resources": {"requests": {"memory": "8Gi"}}}
+    f = Feed()
+    f.pods(
+        [
+            pod("db-0", {"app": "db"}, node="d1", containers=[container(**big)]),
+            pending("solo-1-e", nodeSelector={"pool": "data"}, containers=[container(**big)]),
+        ]
+    )
+    f.nodes(
+        [
+            node("g1"),
+            node("g2"),
+            node("d1", {"pool": "data"}, memory="10Gi"),
+            node("d2", {"pool": "data"}, memory="10Gi", unschedulable=True),
+        ]
+    )
+    [fact] = f.facts(K.SCHEDULING)
+    assert fact.detail["reason"] == "cordoned" and fact.detail["alone_on"] == ["d2"]
+    assert "on any of the 2 of 4 node(s) its nodeSelector `pool=data` allows" in fact.statement
+    assert "nothing else keeps it off `d2`" in fact.statement
+
+
+def test_a_drain_is_why_pods_move_not_why_they_cannot_land() -> None:
+    f = Feed()
+    f.pods([pending("solo-1-f", nodeSelector={"pool": "data"})])
+    f.nodes(
+        [
+            node("g1"),
+            node("d1", {"pool": "data"}, unschedulable=True),
+            node(
+                "d2",
+                {"pool": "data"},
+                taints=[{"key": "team", "value": "b", "effect": "NoSchedule"}],
+            ),
+        ]
+    )
+    [fact] = f.facts(K.SCHEDULING)
+    assert fact.detail["reason"] == "taint" and fact.detail["alone_on"] == ["d2"]

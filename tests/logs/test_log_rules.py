@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from opsmate.agent.observe.facts import Fact, ObjRef
 from opsmate.agent.observe.facts import FactKind as K
@@ -104,3 +104,17 @@ def test_a_rare_error_from_log_stats_is_looked_at_in_context() -> None:
     assert list(r.fact_fn(frequent, RuleContext(tools=TOOLS))) == []
     other = f.model_copy(update={"detail": {"source": "pod_logs"}})
     assert list(r.fact_fn(other, RuleContext(tools=TOOLS))) == []
+
+
+def test_an_exit_long_before_the_window_is_background() -> None:
+    """A pod that was OOM-killed a day before the window asked about: its last words wait
+    behind the survey (they are read only if the budget allows)."""
+    r = rule("last_words_logs")
+    assert r.fact_fn is not None
+    subject = ObjRef(kind="Pod", name="ledger-1", namespace="money")
+    ctx = RuleContext(tools=TOOLS, window_from=T)
+    ctx.graph.add("Pod", pod("ledger-1", restarts=1), "E1")
+    early = fact(K.OOM_KILLED, subject, container="app", time=T - timedelta(days=1))
+    assert {c.tier for c in r.fact_fn(early, ctx)} == {Tier.BACKGROUND}
+    recent = fact(K.OOM_KILLED, subject, container="app", time=T - timedelta(minutes=20))
+    assert {c.tier for c in r.fact_fn(recent, ctx)} == {None}  # the rule's own tier

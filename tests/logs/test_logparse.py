@@ -256,3 +256,33 @@ def test_site_field_names_from_config() -> None:
 def test_gauges_with_their_limit() -> None:
     pl = parse_line('{"msg": "tick", "heap_used_mb": 512, "heap_max_mb": 1024, "jobs": 3}')
     assert pl.gauges == (("heap_used_mb", 512.0, 1024.0),)
+
+
+@pytest.mark.parametrize(
+    ("line", "level"),
+    [
+        ("2026-11-21 09:13:06.123 UTC [88412] LOG:  could not receive data from client: "
+         "Connection reset by peer", "info"),
+        ("2026-11-21 09:13:06 UTC [1] LOG:  checkpoint complete: wrote 12 buffers", "info"),
+        ("UTC [88412] DETAIL:  Key (id)=(7) already exists.", "info"),
+        ('2026-11-21 09:13:06 UTC [88412] ERROR:  relation "orders" does not exist', "error"),
+        ("2026-11-21 09:13:06 UTC [88412] FATAL:  password authentication failed", "fatal"),
+    ],
+)  # fmt: skip
+def test_postgresql_severities(line: str, level: str) -> None:
+    """PostgreSQL writes its own severity after the pid: LOG / DETAIL are informational,
+    whatever words the message holds (a client hanging up is not an error of the server)."""
+    assert parse_line(line).level == level
+
+
+def test_a_server_noting_that_a_client_went_away_names_no_dependency() -> None:
+    from opsmate.loganalysis.signals import classify
+
+    for said in (
+        "could not receive data from client: Connection reset by peer",
+        "unexpected EOF on client connection with an open transaction",
+        "client closed connection while waiting for request",
+    ):
+        assert classify(said).kind is None, said
+    assert classify("dial tcp 10.0.0.1:5432: connection reset by peer").kind == "dependency"
+    assert classify("connect to db:5432 from client pod: connection refused").reason == "refused"

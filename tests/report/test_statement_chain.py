@@ -78,3 +78,24 @@ def test_data_cannot_add_headings_links_html_or_fences() -> None:
     assert not [c for c in inline if c.type in ("link_open", "image", "html_inline")]
     assert not [t for t in tokens if t.type in ("fence", "code_block", "html_block")]
     assert "the attacker did it" in md  # the text is kept, only made inert
+
+
+def test_commands_in_code_spans_copy_as_written() -> None:
+    """A command or a query the report puts in a code span stays runnable when the Markdown
+    is piped (no escapes inside code), and the span stays a span."""
+    cmd = 'kubectl -n shop logs deploy/api --since=30m | grep "pod=~\\"api-.*\\""'
+    report = Report(
+        question="q",
+        constraints={},
+        status="partial",
+        summary=f"check with `{cmd}` [E1]",
+        facts=[ReportFact(statement="a `` ` `` inside and `[x](y)` link text", evidence=["E1"])],
+    )
+    md = render_markdown(report)
+    assert f"`{cmd}`" in md
+    tokens = MarkdownIt("commonmark").parse(md)
+    spans = [c.content for t in tokens if t.type == "inline" for c in t.children or []
+             if c.type == "code_inline"]  # fmt: skip
+    assert cmd in spans and "[x](y)" in spans and "`" in spans
+    inline = [c for t in tokens if t.type == "inline" for c in t.children or []]
+    assert not [c for c in inline if c.type in ("link_open", "image", "html_inline")]

@@ -289,7 +289,8 @@ def summarize(result: ToolResult, *, max_lines: int = 8) -> str:
         for a in p.alerts[:max_lines]:
             name = a.name or a.labels.get("alertname")
             since = _when(a.active_at) if a.active_at is not None else ""
-            lines.append(f"{_given(a, 'state', '')} {name} {a.labels} since {since}")
+            labels = ", ".join(f'{k}="{v}"' for k, v in a.labels.items() if k != "alertname")
+            lines.append(f"{_given(a, 'state', '')} {name} {{{labels}}} since {since}")
     elif isinstance(p, RunbooksPayload):
         for h in p.hits[:max_lines]:
             lines.append(f"{h.source} › {' › '.join(h.heading_path)}")

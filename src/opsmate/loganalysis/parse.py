@@ -96,6 +96,10 @@ _MARKER = re.compile(
     rf"|(?<![\w.\-])(?P<g>{_UPPER})(?=\s)"  # ERROR after a timestamp
     r")"
 )
+# PostgreSQL's own severities below WARNING, after its "[pid]" prefix (log_line_prefix)
+_PG_INFO = re.compile(
+    r"^.{0,72}?\[\d+\](?:-\d+)?:?\s+(?:\S+@\S+\s+)?(?P<l>LOG|DETAIL|HINT|STATEMENT|CONTEXT):\s"
+)
 _LEVEL_HINT = re.compile(r"(?i)trac|debu|info|noti|warn|err|crit|fata|pani|seve|emer")
 
 
@@ -362,6 +366,9 @@ def _text_layout(pl: ParsedLine, text: str, stripped: str) -> None:
                     rest = text[mk.end() :].lstrip(" \t:-]|")
                     pl.message = rest or text.strip()
             else:
+                pg = _PG_INFO.match(text)
+                if pg and pl.level is None:  # PostgreSQL's "[pid] LOG:  ...": informational
+                    pl.level, pl.level_raw = "info", pg.group("l").lower()
                 ts = _TS_PREFIX.match(text)
                 if ts and ts.end() < len(text):
                     pl.time_text = ts.group(0).strip(" []")

@@ -331,6 +331,8 @@ def classify(message: str, error: str | None = None, host: str | None = None) ->
     for pat, reason in _SATURATION:
         if pat.search(text) and not (failing and targets):
             return Signal("saturation", reason, targets)
+    if failing and not (dns or refused) and _CLIENT_SIDE.search(text):
+        failing = None  # a server noting that a client went away: not what it depends on
     if failing or (timeout and _names_target(text)):
         reason = "dns" if dns else "refused" if refused else "timeout" if timeout else "unavailable"
         return Signal("dependency", reason, targets)
@@ -341,6 +343,14 @@ def classify(message: str, error: str | None = None, host: str | None = None) ->
             return Signal("change", reason, ())
     return Signal()
 
+
+# a server's own note that a client hung up ("could not receive data from client: Connection
+# reset by peer", "client closed connection"): about its callers, not its dependencies
+_CLIENT_SIDE = re.compile(
+    r"\b(?:from|by|to) (?:the )?client\b|\bclient (?:closed|disconnected|went away|aborted|"
+    r"reset|hung up)|on client connection|client connection (?:lost|closed|reset|aborted)",
+    _I,
+)
 
 # a backend refusing the credentials it was given (a database, a broker, a cache)
 _AUTH_REFUSED = re.compile(

@@ -134,11 +134,11 @@ def analyse(
             # those: without a caller failing on it, it is a latent misconfiguration
             comp = depgraph.fact_component(dg, c.lead)
             if comp is None or comp not in reached:
-                c.supported, c.conclusive = False, False
+                c.supported, c.conclusive, c.latent = False, False, True
         elif c.lead.kind == K.PROBE_FAILURE and c.lead.count < card_for(c.lead).at_least:
             c.supported, c.conclusive = False, False  # fewer failures than fail a pod: a blip
             c.score *= 0.5
-        elif transients.passed_after_start(c.lead, facts):
+        elif transients.passed_after_start(c.lead, facts) or transients.recovered(c.lead, graph):
             c.supported, c.conclusive = False, False  # the pod started, then passed
             c.score *= 0.3
         elif c.lead.reason == "UnknownServiceHost" and not any(

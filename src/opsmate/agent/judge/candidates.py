@@ -44,6 +44,7 @@ class Candidate:
     onset_aligned: bool = False  # began at the onset the question names
     sole: bool = False  # the only error the subject logged
     superseded_by: str | None = None  # a later pod shows this refusal no longer applies
+    latent: bool = False  # a routing fault nothing failed to reach: not a cause of anything
 
     @property
     def key(self) -> str:
@@ -186,6 +187,8 @@ def build(
             score *= 1.3 if can_explain(c, reported) else 0.6
         if c.background:
             score *= 0.4
+        if c.detail.get("alone_on"):
+            score *= 1.25  # the one obstacle that, removed, lets the pod run somewhere
         cand.change = change_for(c, changes)
         if cand.change is not None:
             score *= 1.2

@@ -174,6 +174,13 @@ def _is_deeper(
     a, b = shallow.lead, deep.lead
     if deeper(a, b) and same_thread(a, b):
         return True
+    if (
+        a.kind == b.kind == K.SCHEDULING
+        and "nodes" in b.detail
+        and "nodes" not in a.detail
+        and same_thread(a, b)
+    ):
+        return True  # the pod checked against each node explains the scheduler's summary
     if deeper(a, b) and _refers_to(a, b.subject, graph):
         return True  # the claim / ConfigMap / Secret / ServiceAccount the pods refer to
     if (
@@ -252,7 +259,13 @@ def link_chains(
             for o in cands
             if o is not cand
             and not o.superseded_by
-            and (o.supported or (cand.supported and _began_first(o, cand)))
+            and not o.latent  # a Service that routes nowhere, but nothing calls it
+            and (
+                o.supported
+                # an earlier cause explains a supported one; one as frequent before the
+                # onset as after it (background) explains no change
+                or (cand.supported and not o.lead.background and _began_first(o, cand))
+            )
             and o.relation not in links.NOT_A_CAUSE
             and _is_deeper(cand, o, graph, dg)
         ]

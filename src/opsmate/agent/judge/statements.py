@@ -115,9 +115,31 @@ def change_phrase(change: Fact, limit: int | None = None) -> str:
     return text if limit is None else clip_words(text, limit)
 
 
+# reasons a log classifier gives in general words, said better by the card that matched
+_GENERIC = {
+    "resource_exhausted": "a resource is exhausted",
+    "unavailable": "unavailable",
+    "auth": "auth",
+}
+
+
 def _cause_text(lead: Fact) -> str:
-    """The cause as said by the evidence: the statement, else its verbatim quote."""
-    return lead.statement or lead.quote or ""
+    """The cause as said by the evidence: the statement, else its verbatim quote. Where the
+    statement gives the reason in general words ("reports that a resource is exhausted")
+    and a specific card recognised the failure mode, the card's name for it stands there
+    instead ("reports a full disk: ... No space left on device")."""
+    text = lead.statement or lead.quote or ""
+    general = _GENERIC.get(lead.reason or "")
+    card = card_for(lead)
+    if general is None or card.base or not card.phrase:
+        return text
+    for said, better in (
+        (f"that {general}:", f"{card.phrase}:"),
+        (f"({general})", f"({card.phrase})"),
+    ):
+        if said in text:
+            return text.replace(said, better, 1)
+    return text
 
 
 def root_statement(

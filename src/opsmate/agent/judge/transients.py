@@ -4,6 +4,9 @@ A rolling update scales the previous ReplicaSet down only as new pods become ava
 So probe failures on a new pod, followed by its Deployment scaling an older ReplicaSet
 down, were the pod starting up (the application not listening yet), not a fault: the
 pod passed its probes afterwards. Such failures are no cause, whatever their count.
+
+Likewise a pod that could not attach or mount its volume, or failed its start-up probe,
+and is now running with every container ready: that trouble passed on its own.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ import re
 from opsmate.agent.observe.depgraph import replicaset_workload
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.facts import FactKind as K
+from opsmate.agent.observe.graph import ObjectGraph
+from opsmate.records.k8s import Pod
 
 _SCALED_DOWN = re.compile(r"Scaled down replica set (\S+)")
 
@@ -43,3 +48,24 @@ def passed_after_start(fact: Fact, facts: list[Fact]) -> bool:
             if m and m.group(1) != rs and replicaset_workload(m.group(1)) == deployment:
                 return True
     return False
+
+
+# start-up trouble that ends once the pod starts (the volume attaches, the probe passes)
+_START_UP = frozenset({"FailedAttachVolume", "FailedMount"})
+_STARTUP_PROBE = re.compile(r"startup probe failed", re.I)
+
+
+def recovered(fact: Fact, graph: ObjectGraph | None) -> bool:
+    """``fact`` is start-up trouble of a pod that is now running with every container ready
+    (in the objects read): it passed."""
+    if graph is None or fact.subject is None or fact.subject.kind != "Pod":
+        return False
+    startup = fact.reason in _START_UP or (
+        fact.kind == K.PROBE_FAILURE and bool(_STARTUP_PROBE.search(fact.statement))
+    )
+    if not startup:
+        return False
+    pod = graph.get("Pod", fact.subject.namespace, fact.subject.name)
+    if not isinstance(pod, Pod) or pod.phase != "Running" or not pod.containers:
+        return False
+    return all(c.ready for c in pod.containers)

@@ -24,8 +24,9 @@ read cards; this page is rendered from them (`python -m opsmate.agent.kinds.doc`
 Roles: a **symptom** is what the user sees and is never a root cause; a **cause** explains
 symptoms (conclusive ones are the system's own account, confirmed on their own; the others
 need a second, independent piece of evidence); a cause marked *effect* is itself produced by
-something deeper and never makes a report `complete` alone; a **change** explains what began
-right after it.
+something deeper: the investigation does not stop on it while checks that could find the
+deeper cause remain, and a deeper cause found on what it reaches takes its place; a
+**change** explains what began right after it.
 
 """
 

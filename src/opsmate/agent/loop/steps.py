@@ -160,6 +160,7 @@ class Steps:
             runbook_text=" ".join(
                 self.e.store.runbook_text.get(rid, "") for rid, _ in self.e.docs.values()
             ).lower(),
+            window_from=self.state.constraints.window_from,
         )
         unrelated = unrelated_facts(
             self.state.facts,

@@ -14,6 +14,7 @@ import importlib
 import pkgutil
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from opsmate.agent.intake.subject import Subject
@@ -45,6 +46,7 @@ class RuleContext:
     facts: list[Fact] = field(default_factory=list)  # every fact so far
     services: list[str] = field(default_factory=list)  # services in focus
     runbook_text: str = ""  # the text of the runbooks already known (lower-case)
+    window_from: datetime | None = None  # the start of the window the question is about
 
     def ns(self, namespace: str | None = None) -> dict[str, Any]:
         """``{"namespace": ...}`` for a call: the object's own, else the task's, else none."""

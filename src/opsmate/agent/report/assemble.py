@@ -203,7 +203,8 @@ def assemble_report(
 
 
 def _args(args: dict[str, Any]) -> str:
-    return "{" + ", ".join(f"{k}={v}" for k, v in args.items() if v not in (None, "")) + "}"
+    """The call's arguments as a code span (a query copied from the report runs as is)."""
+    return "`{" + ", ".join(f"{k}={v}" for k, v in args.items() if v not in (None, "")) + "}`"
 
 
 def _next_steps(
@@ -310,7 +311,10 @@ def down_sentence(down: list[SourceDown]) -> str:
     names = [d.label for d in down]
     listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
     why = sorted({d.code for d in down})
-    how = "did not answer" if why == ["timeout"] else "could not be reached"
+    how = {
+        ("timeout",): "did not answer",
+        ("server_error",): "answered with errors",
+    }.get(tuple(why), "could not be reached" if why == ["unreachable"] else "failed")
     return (
         f"Could not read {listed} ({how}); nothing is concluded from "
         f"{'it' if len(names) == 1 else 'them'}: check with `opsmate doctor`."

@@ -260,17 +260,42 @@ def md_escape(text: str | None) -> str:
     return _escape_line(one)
 
 
+# a code span the report wrote around a name or a command (`kubectl -n shop get pods`):
+# kept a code span, so what is copied from it runs as written
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+_BACKTICKS = re.compile(r"`+")
+
+
+def _code_span(inner: str) -> str:
+    """``inner`` as a Markdown code span: fenced by one backtick more than its longest run
+    (CommonMark), nothing inside it interpreted."""
+    fence = "`" * (max((len(r) for r in _BACKTICKS.findall(inner)), default=0) + 1)
+    pad = " " if inner.startswith("`") or inner.endswith("`") else ""
+    return f"{fence}{pad}{inner}{pad}{fence}"
+
+
 def _escape_line(line: str) -> str:
+    out: list[str] = []
+    pos = 0
+    for m in _CODE_SPAN.finditer(line):
+        out.append(_escape_text(line[pos : m.start()]))
+        inner = m.group(2)
+        out.append(_code_span(inner) if inner.strip() else _escape_text(m.group(0)))
+        pos = m.end()
+    out.append(_escape_text(line[pos:]))
+    return _MD_LINE_START.sub(_escape_start, "".join(out))
+
+
+def _escape_text(text: str) -> str:
     from opsmate.tools.redact_rules import MASK
 
     # the redaction mask stays as it is (scripts and scorers recognise it); what follows
     # it cannot turn it into a link
-    parts = [_MD_INLINE.sub(r"\\\1", p) for p in line.split(MASK)]
+    parts = [_MD_INLINE.sub(r"\\\1", p) for p in text.split(MASK)]
     for i in range(1, len(parts)):
         if parts[i][:1] in ("(", "["):
             parts[i] = "\\" + parts[i]
-    out = MASK.join(parts)
-    return _MD_LINE_START.sub(_escape_start, out)
+    return MASK.join(parts)
 
 
 def _escape_start(m: re.Match[str]) -> str:

@@ -166,7 +166,13 @@ def exclusions(
             all(_expr_ok(e, n.labels) for e in t.get("matchExpressions") or []) for t in terms
         ):
             out.setdefault("nodeAffinity", {})[name] = "matches none of the required terms"
-        bad = [t for t in n.taints if t.rsplit(":", 1)[-1] in _HARD_EFFECTS and not p.tolerates(t)]
+        bad = [
+            t
+            for t in n.taints
+            if t.rsplit(":", 1)[-1] in _HARD_EFFECTS
+            and not p.tolerates(t)
+            and not (n.unschedulable and t.startswith(_CORDON_TAINT))  # said as "cordoned"
+        ]
         if bad:
             out.setdefault("taint", {})[name] = ", ".join(f"`{t}`" for t in bad)
         if n.unschedulable and not p.tolerates("node.kubernetes.io/unschedulable=:NoSchedule"):
@@ -193,6 +199,57 @@ def exclusions(
                     f"allocatable {n.allocatable.get(res)}{seen}"
                 )
     return out
+
+
+_CORDON_TAINT = "node.kubernetes.io/unschedulable"
+# what the pod's own spec chooses (where it may go), against what keeps it off those nodes
+_PLACEMENT = ("nodeSelector", "nodeAffinity")
+
+
+def within_allowed(
+    excl: dict[str, dict[str, str]], total: int
+) -> tuple[dict[str, dict[str, str]], int | None]:
+    """When the pod's nodeSelector / node affinity allows some nodes, those nodes are where
+    the answer lies: what keeps the pod off *them* (a cordon, a taint, no room), not the
+    selector, which only excludes nodes the pod never wanted. Returns the reasons kept for
+    the allowed nodes and how many nodes are allowed (None: the placement restricts nothing,
+    or it matches no node, and then the selector is the reason)."""
+    barred = {n for r in _PLACEMENT for n in excl.get(r, {})}
+    if not barred:
+        return excl, None
+    if len(barred) >= total:
+        return {r: w for r, w in excl.items() if r in _PLACEMENT}, None
+    out: dict[str, dict[str, str]] = {}
+    for reason, where in excl.items():
+        kept = {n: why for n, why in where.items() if n not in barred}
+        if reason not in _PLACEMENT and kept:
+            out[reason] = kept
+    return out, total - len(barred)
+
+
+def _alone(excl: dict[str, dict[str, str]]) -> dict[str, list[str]]:
+    """reason -> the nodes where it is the only obstacle (removing it alone lets the pod run
+    there). Between such obstacles: a drain is why pods move, so a taint or an affinity
+    that keeps them off the node they could move to comes before the cordon; and no room
+    on busy nodes is the standing state, so a cordon of the node that had room comes
+    before the shortage."""
+    out = {
+        r: [n for n in where if not any(n in w for o, w in excl.items() if o != r)]
+        for r, where in excl.items()
+    }
+    out = {r: ns for r, ns in out.items() if ns}
+    capacity = {r for r in out if r.startswith("insufficient")}
+    if "cordoned" in out and set(out) - capacity - {"cordoned"}:
+        del out["cordoned"]
+    elif "cordoned" in out:
+        out = {r: ns for r, ns in out.items() if r not in capacity}
+    return out
+
+
+def _placement_text(p: Pod) -> str:
+    if p.node_selector:
+        return "nodeSelector `" + ", ".join(f"{k}={v}" for k, v in p.node_selector.items()) + "`"
+    return "node affinity `" + " or ".join(_term_text(t) for t in _node_affinity(p)) + "`"
 
 
 def _statement(p: Pod, reason: str, nodes: dict[str, str], total: int) -> str:
@@ -260,8 +317,23 @@ def scheduling(ctx: ObserveContext) -> list[Fact]:
         blocked = set().union(*(set(v) for v in excl.values())) if excl else set()
         if len(blocked) < len(nodes):
             continue  # some node fits as far as we can tell
+        excl, allowed = within_allowed(excl, len(nodes))
         done[gkey] = excl
+        alone_on = _alone(excl)
+        if alone_on:  # the decisive obstacles: each, removed, lets the pod run on a node
+            excl = {r: w for r, w in excl.items() if r in alone_on}
         for reason, where in excl.items():
+            text = _statement(p, reason, where, allowed or len(nodes))
+            if allowed is not None:  # said of the nodes the pod may go to
+                text = text.replace(
+                    "cannot be scheduled:",
+                    f"cannot be scheduled on any of the {allowed} of {len(nodes)} node(s) its "
+                    f"{_placement_text(p)} allows:",
+                    1,
+                )
+            alone = alone_on.get(reason, [])
+            if alone:
+                text += f"; nothing else keeps it off {quoted(alone, 3)}"
             key = f"sched:{p.namespace}:{group}:{reason}"
             objects = [ref("Node", n) for n in where]
             if owner and owner.kind and owner.name:
@@ -270,7 +342,7 @@ def scheduling(ctx: ObserveContext) -> list[Fact]:
                 ctx,
                 K.SCHEDULING,
                 key,
-                _statement(p, reason, where, len(nodes)),
+                text,
                 subject=ref("Pod", p.name, p.namespace),
                 evidence=evidence(g, ("Pod", p.namespace, p.name), listed),
                 objects=objects,
@@ -279,6 +351,7 @@ def scheduling(ctx: ObserveContext) -> list[Fact]:
                 detail={
                     "reason": reason,
                     "nodes": where,
+                    "alone_on": alone,
                     "node_selector": dict(p.node_selector),
                     "requests": p.requests(),
                     "tolerations": p.tolerations,

@@ -339,7 +339,7 @@ def alerts(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
         facts.append(
             Fact(
                 key=f"alert:{name}",
-                statement=f"alert {name} is {a.state} since {hm(a.active_at)} ({a.labels})"
+                statement=f"alert {name} is {a.state} since {hm(a.active_at)} ({_labels(a.labels)})"
                 + (f": {summary[:200]}" if summary else ""),
                 evidence=[ctx.eid],
                 kind=FactKind.ALERT,
@@ -356,3 +356,9 @@ def alerts(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
             )
         )
     return facts
+
+
+def _labels(labels: dict[str, str]) -> str:
+    """An alert's labels as Prometheus writes them (``{severity="page", job="api"}``)."""
+    shown = [f'{k}="{v}"' for k, v in labels.items() if k != "alertname"]
+    return "{" + ", ".join(shown) + "}"

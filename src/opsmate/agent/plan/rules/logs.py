@@ -59,6 +59,13 @@ def last_words_logs(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
         return []  # a clean exit (code 0) has no last words to explain
     pods, ns = _pods_of(fact, ctx)
     out: list[Check] = []
+    # an exit long before the window the question is about: its last words are background
+    early = (
+        fact.time is not None
+        and ctx.window_from is not None
+        and (fact.last_time or fact.time) < ctx.window_from - timedelta(hours=1)
+    )
+    tier = Tier.BACKGROUND if early else None
     if not pods and fact.subject.kind == "Job" and "list_pods" in ctx.tools:
         args: dict[str, object] = {"label_selector": f"job-name={fact.subject.name}"}
         args.update(ctx.ns(ns))
@@ -88,9 +95,10 @@ def last_words_logs(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
                     "pod_logs",
                     {**base, "previous": True},
                     f"what {who} wrote before its last exit (previous instance)",
+                    tier,
                 )
             )
-        out.append(Check("pod_logs", base, f"why {who} keeps exiting: its last log lines"))
+        out.append(Check("pod_logs", base, f"why {who} keeps exiting: its last log lines", tier))
     return out
 
 

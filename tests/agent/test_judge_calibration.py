@@ -1,0 +1,135 @@
+"""Calibration of the judge on hand-built observations: a Service that routes nowhere but
+that nothing calls, a message as frequent before the onset as after, start-up trouble of a
+pod that is running now, and the failure mode named where the evidence says it vaguely."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from opsmate.agent.evidence import EvidenceStore
+from opsmate.agent.intake.subject import Subject
+from opsmate.agent.judge.analysis import analyse
+from opsmate.agent.observe.facts import Fact, FactKind, ObjRef
+from opsmate.agent.observe.graph import ObjectGraph
+from opsmate.agent.state import TaskState
+from opsmate.records.k8s import Container, Pod
+
+K = FactKind
+T0 = datetime(2026, 5, 4, 10, 0, tzinfo=UTC)
+SHOP = Subject(names=["shop"], namespace="shop")
+
+
+def fact(kind: FactKind, statement: str, eid: str, **extra: Any) -> Fact:
+    minutes = extra.pop("minutes", 0)
+    return Fact(
+        key=f"{kind}:{statement}",
+        statement=statement,
+        evidence=[eid],
+        kind=kind,
+        severity=extra.pop("severity", "error"),
+        time=None if minutes is None else T0 + timedelta(minutes=minutes),
+        quote=extra.pop("quote", statement),
+        **extra,
+    )
+
+
+def judge(facts: list[Fact], graph: ObjectGraph | None = None, onset: datetime = T0) -> Any:
+    state = TaskState(goal="why", subject=SHOP, facts=facts, onset=onset)
+    return analyse(state, EvidenceStore(), [], graph or ObjectGraph())
+
+
+def _disk_full() -> Fact:
+    return fact(
+        K.SATURATION,
+        'shop reports that a resource is exhausted: "could not extend file: No space left on '
+        'device"',
+        "E2",
+        service="shop",
+        focus=True,
+        reason="resource_exhausted",
+        count=40,
+        minutes=1,
+    )
+
+
+def _errors() -> Fact:
+    return fact(K.ERROR_RATE, "shop: 57 of 151 requests failed", "E1", service="shop", focus=True)
+
+
+def test_a_service_that_routes_nowhere_but_that_nothing_calls_is_not_the_cause() -> None:
+    unused = fact(
+        K.SELECTOR_MISMATCH,
+        "Service `shop-db-ro` selects `role=replica`, but no pod has those labels",
+        "E3",
+        subject=ObjRef(kind="Service", name="shop-db-ro", namespace="shop"),
+        reason="SelectorMatchesNoPod",
+        minutes=None,
+    )
+    line = fact(  # a caller's error that names nothing it could not reach
+        K.DEPENDENCY_FAILURE,
+        'shop reports a failing dependency (connection refused): "failed to save post"',
+        "E4",
+        service="shop",
+        focus=True,
+        reason="refused",
+        count=12,
+        minutes=1,
+    )
+    an = judge([_errors(), line, unused])
+    latent = next(c for c in an.candidates if c.lead is unused)
+    assert latent.latent and not latent.supported  # not promoted by what it could explain
+    assert an.root is None or an.root.lead is not unused
+    an = judge([_errors(), _disk_full(), line, unused])
+    assert an.root is not None and an.root.lead.kind == K.SATURATION
+
+
+def test_a_message_as_frequent_before_the_onset_explains_no_change() -> None:
+    old = fact(
+        K.DEPENDENCY_FAILURE,
+        'shop reports a failing dependency (timed out): "push server status: deadline exceeded"',
+        "E4",
+        service="shop",
+        focus=True,
+        reason="timeout",
+        background=True,
+        count=30,
+        minutes=-30,
+    )
+    an = judge([_errors(), _disk_full(), old])
+    assert an.root is not None and an.root.lead.kind == K.SATURATION
+
+
+def test_the_failure_mode_names_what_the_evidence_says_vaguely() -> None:
+    an = judge([_errors(), _disk_full()])
+    assert an.root_statement is not None
+    assert "reports a full disk: " in an.root_statement
+    assert "No space left on device" in an.root_statement
+
+
+def test_start_up_trouble_of_a_pod_running_now_is_no_cause() -> None:
+    graph = ObjectGraph()
+    ready = Pod(
+        name="shop-7d9f8c7b6-x2x9z",
+        namespace="shop",
+        phase="Running",
+        containers=[Container(name="app", ready=True, state="running")],
+    )
+    graph.add_listing("Pod", [ready], "E9", namespace="shop")
+    attach = fact(
+        K.MISCONFIGURATION,
+        "1 FailedAttachVolume event on Pod shop-7d9f8c7b6-x2x9z: "
+        'Multi-Attach error for volume "pvc-1"',
+        "E5",
+        subject=ObjRef(kind="Pod", name="shop-7d9f8c7b6-x2x9z", namespace="shop"),
+        reason="FailedAttachVolume",
+    )
+    an = judge([attach], graph)
+    cand = next(c for c in an.candidates if c.lead is attach)
+    assert not cand.supported and an.root is None
+    stuck = graph.get("Pod", "shop", "shop-7d9f8c7b6-x2x9z")
+    assert isinstance(stuck, Pod)
+    stuck.containers[0].ready = False  # still waiting for its volume: the cause stands
+    stuck.phase = "Pending"
+    an = judge([attach], graph)
+    assert an.root is not None and an.root.lead is attach
