@@ -311,10 +311,8 @@ def down_sentence(down: list[SourceDown]) -> str:
     names = [d.label for d in down]
     listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
     why = sorted({d.code for d in down})
-    how = {
-        ("timeout",): "did not answer",
-        ("server_error",): "answered with errors",
-    }.get(tuple(why), "could not be reached" if why == ["unreachable"] else "failed")
+    said = {"timeout": "did not answer", "server_error": "answered with errors"}
+    how = said.get(why[0], "could not be reached") if len(why) == 1 else "failed"
     return (
         f"Could not read {listed} ({how}); nothing is concluded from "
         f"{'it' if len(names) == 1 else 'them'}: check with `opsmate doctor`."
