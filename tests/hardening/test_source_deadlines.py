@@ -203,7 +203,24 @@ def test_loki_answering_500_is_named_as_loki(
         code, report, _ = _diagnose(cfg, capsys, "--service", "order-service")
     assert f"Loki (test, {url})" in _first_sentence(report), report["summary"]
     assert "log_stats" not in report["summary"]
+    assert "(answered with errors)" in _first_sentence(report)
     assert code == 3 and report["status"] == "refused"
+
+
+def test_prometheus_read_and_alertmanager_down_is_partial_not_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Prometheus answered (its series discovered, none matching) while Alertmanager refused:
+    something was read, so the run is partial (exit 1) and names only Alertmanager."""
+    am = f"http://127.0.0.1:{_closed_port()}"
+    with FaultServer("ok") as prom:
+        cfg = _config(tmp_path, {"prometheus": {"url": prom.url}, "alertmanager": {"url": am}})
+        code, report, _ = _diagnose(cfg, capsys, "--service", "order-service")
+    answered = [c for c in report["tool_calls"] if c["status"] in ("success", "no_data")]
+    assert answered, report["tool_calls"]
+    assert _first_sentence(report).startswith("Could not read Alertmanager (test, " + am)
+    assert "Prometheus" not in _first_sentence(report)
+    assert report["status"] == "partial" and code == 1, (code, report["summary"])
 
 
 # -- wall-clock deadlines -------------------------------------------------------------------

@@ -120,7 +120,10 @@ def assemble_report(
     unfinished += [f"query_metrics {q}: skipped" for q in planner.skipped]
     status: Status
     survey_left = any(p.essential for p in state.pending)
-    looked = any(a.status in ("success", "partial", "no_data") for a in state.actions)
+    # a source answered (an action, or a survey call such as discover_metrics)
+    looked = any(a.status in ("success", "partial", "no_data") for a in state.actions) or any(
+        r.status in ("success", "partial", "no_data") for r in executor.calls
+    )
     down = executor.down_sources()
     if down and not looked and stopped_by != "error":
         status = "refused"  # every source that was tried is down: nothing could be looked at
@@ -130,7 +133,7 @@ def assemble_report(
         status = "complete"  # a budget may end the plan once the cause is supported
     elif stopped_by in ("max_steps", "token_budget"):
         status = "partial"
-    elif any(a.status in ("success", "partial", "no_data") for a in state.actions):
+    elif looked:
         status = "partial"  # it looked and found no supported cause: says what is missing
     else:
         status = "refused"  # nothing could be looked at
