@@ -1,0 +1,1 @@
+cd /work/main && for c in "$@"; do .venv/bin/python -c "from opsmate.tools.bundle import load_bundle; load_bundle('evals/blind8/$c')" && echo "$c ok $(du -sh evals/blind8/$c | cut -f1) $(wc -l < evals/blind8/$c/logs.ndjson)"; done
