@@ -133,3 +133,24 @@ def test_start_up_trouble_of_a_pod_running_now_is_no_cause() -> None:
     stuck.phase = "Pending"
     an = judge([attach], graph)
     assert an.root is not None and an.root.lead is attach
+
+
+def test_an_injected_fault_is_the_cause_of_what_its_target_did_after_it() -> None:
+    """A Chaos Mesh experiment applied to the subject's pods, and the errors that followed:
+    the experiment is the cause; the errors it produced are its chain, not the answer."""
+    chaos = fact(
+        K.CHANGE,
+        "fault-injection experiment Chaos Mesh IOChaos `data-enospc` started on shop at 10:00",
+        "E5",
+        service="shop",
+        focus=True,
+        reason="FaultInjection",
+        subject=ObjRef(kind="Pod", name="shop-7d9f8c7b6-x2x9z", namespace="shop"),
+        severity="warning",
+    )
+    an = judge([_errors(), _disk_full(), chaos])
+    assert an.root is not None and an.root.lead is chaos and an.root.conclusive
+    assert "fault-injection experiment" in (an.root_statement or "")
+    before = chaos.model_copy(update={"time": T0 + timedelta(minutes=5)})  # began after
+    an = judge([_errors(), _disk_full(), before])
+    assert an.root is not None and an.root.lead.kind == K.SATURATION

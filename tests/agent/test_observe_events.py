@@ -294,3 +294,65 @@ def test_malformed_events_do_not_raise(data: dict[str, Any]) -> None:
     ctx = ObserveContext(eid="E2")
     res = ToolResult(call_id="c2", tool="get_events", status="success", data=data)
     assert isinstance(events_analyzer(res, ctx), list)
+
+
+def _chaos(evs: list[Any]) -> list[Fact]:
+    ctx = ObserveContext(eid="E2")
+    res = ToolResult(
+        call_id="c2",
+        tool="get_events",
+        status="success",
+        data={"events": evs, "count": len(evs)},
+        args={"namespace": NS},
+    )
+    return [f for f in observe(res, ctx) if f.key.startswith("chaos:")]
+
+
+def test_a_chaos_mesh_experiment_is_a_change_on_the_pods_it_was_applied_to() -> None:
+    evs = [
+        event("FinalizerInited", "Finalizer has been inited", obj="cart-delay", kind="NetworkChaos",
+              type_="Normal", first="2025-06-10T09:07:22Z"),
+        event("Started", "Experiment has started", obj="cart-delay", kind="NetworkChaos",
+              type_="Normal", first="2025-06-10T09:07:23Z"),
+        event("Applied", f"Successfully apply chaos for {NS}/cart-5f6d7b8c9-q1w2e",
+              obj="cart-delay", kind="NetworkChaos", type_="Normal", first="2025-06-10T09:07:24Z"),
+        event("Applied", f"Successfully apply chaos for {NS}/cart-5f6d7b8c9-z9y8x/app",
+              obj="cart-delay", kind="NetworkChaos", type_="Normal", first="2025-06-10T09:07:24Z"),
+    ]  # fmt: skip
+    [f] = _chaos(evs)
+    assert f.kind == FactKind.CHANGE and f.reason == "FaultInjection"
+    assert f.statement == (
+        "fault-injection experiment Chaos Mesh NetworkChaos `cart-delay` started on cart at 09:07"
+    )
+    assert f.subject == ObjRef(kind="Pod", name="cart-5f6d7b8c9-q1w2e", namespace=NS)
+    assert ObjRef(kind="NetworkChaos", name="cart-delay", namespace=NS) in f.objects
+    assert f.time == datetime(2025, 6, 10, 9, 7, 23, tzinfo=UTC)
+
+
+def test_a_litmus_engine_names_its_experiment_and_the_workload_in_its_name() -> None:
+    ctx = ObserveContext(eid="E1")
+    pods = ToolResult(call_id="c1", tool="list_pods", status="success", args={"namespace": NS},
+                      data={"pods": [{"name": "authors-7d9f8c7b6-x2x9z", "namespace": NS}],
+                            "count": 1})  # fmt: skip
+    observe(pods, ctx)
+    evs = [
+        event("ChaosEngineInitialized", "Identifying app under test", obj="authors-http-chaos",
+              kind="ChaosEngine", type_="Normal", first="2025-06-10T14:11:00Z"),
+        event("ExperimentJobCreate", "Experiment Job pod-http-status-code-wx4 for Chaos "
+              "Experiment: pod-http-status-code", obj="authors-http-chaos", kind="ChaosEngine",
+              type_="Normal", first="2025-06-10T14:11:05Z"),
+    ]  # fmt: skip
+    res = ToolResult(call_id="c2", tool="get_events", status="success", args={"namespace": NS},
+                     data={"events": evs, "count": 2})  # fmt: skip
+    [f] = [x for x in observe(res, ctx) if x.key.startswith("chaos:")]
+    assert "LitmusChaos ChaosEngine `authors-http-chaos` (pod-http-status-code)" in f.statement
+    assert f.service == "authors" and "started on authors at 14:11" in f.statement
+
+
+def test_ordinary_objects_and_finished_experiments_are_no_injection() -> None:
+    evs = [
+        event("Started", "Started container app", type_="Normal"),
+        event("Recovered", "Successfully recover chaos", obj="cart-delay", kind="NetworkChaos",
+              type_="Normal"),
+    ]  # fmt: skip
+    assert _chaos(evs) == []

@@ -209,9 +209,12 @@ def build(
         if ch.time is None or rel[ch.key] in links.NOT_A_CAUSE or ch.routine:
             continue
         t0 = ch.time
+        injected = ch.reason == "FaultInjection"  # the experiment's own account
+        # an injected fault: what its own target did after it counts as well as the subject's
+        pool = mine + [c for c in causes if same_thread(ch, c)] if injected else mine
         after = [
             s
-            for s in mine
+            for s in pool
             if s.time and t0 <= s.time <= t0 + timedelta(minutes=30) and not own_start(ch, s)
         ]
         after.sort(key=lambda s: not same_thread(ch, s))  # its own workload's symptom first
@@ -224,7 +227,8 @@ def build(
                     relation=rel[ch.key],
                     explains=after[0],
                     explains_subject=True,
-                    score=round(1.6 * links.WEIGHT[rel[ch.key]], 3),
+                    conclusive=injected,
+                    score=round((3.0 if injected else 1.6) * links.WEIGHT[rel[ch.key]], 3),
                 )
             )
     return out

@@ -174,6 +174,15 @@ def _is_deeper(
     a, b = shallow.lead, deep.lead
     if deeper(a, b) and same_thread(a, b):
         return True
+    if b.kind == K.CHANGE and b.reason == "FaultInjection" and a.kind != K.CHANGE:
+        # an injected fault explains what its target, or what calls its target, did after it
+        # began (the experiment is the cause its effects point at)
+        after = a.time is not None and b.time is not None and a.time >= b.time
+        if after and same_thread(a, b):
+            return True
+        ca, cb = (fact_component(dg, a), fact_component(dg, b)) if dg is not None else (None, None)
+        if after and ca and cb and ca != cb and dg is not None and cb in dg.reachable(ca):
+            return True
     if (
         a.kind == b.kind == K.SCHEDULING
         and "nodes" in b.detail

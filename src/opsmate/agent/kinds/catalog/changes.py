@@ -10,6 +10,23 @@ from opsmate.agent.observe.facts import FactKind as K
 CARDS = (
     variant(
         K.CHANGE,
+        "fault-injection",
+        "A fault-injection experiment (Chaos Mesh, LitmusChaos) runs against the workload",
+        reasons=("FaultInjection",),
+        phrase="a fault-injection experiment",
+        check="see the experiment, its target and its duration: `kubectl -n {ns} get "
+        "networkchaos,iochaos,stresschaos,podchaos,timechaos,jvmchaos,httpchaos,chaosengine` and "
+        "`kubectl -n {ns} describe` it (Events)",
+        mitigation="pause or delete the experiment if it was not meant to reach this workload "
+        "(a person decides: `kubectl -n {ns} annotate <kind> <name> "
+        "experiment.chaos-mesh.org/pause=true`, or delete the ChaosEngine)",
+        topics=("chaos", "experiment", "fault injection", "game day"),
+        asks=r"chaos|game ?day|experiment|injected",
+        evidence="the experiment's own events (Started / Applied / ExperimentJobCreate)",
+        catalog=("ChaosMesh", "LitmusChaos", "AIOpsLab", "RCAEval"),
+    ),
+    variant(
+        K.CHANGE,
         "config-edit",
         "A ConfigMap / Secret the workload reads was edited",
         reasons=("ConfigChanged",),
