@@ -288,3 +288,38 @@ def test_fail_closed_webhook_without_its_service() -> None:
     assert (
         "Service `shop/guard` does not exist" in fact.statement and "CREATE pods" in fact.statement
     )
+
+
+def test_a_caller_in_another_namespace_is_judged_by_its_namespace_labels() -> None:
+    """A policy in the dependency's namespace admits namespaces by a team label; the pod in
+    focus runs in a namespace without it: the policy denies it (pods of other namespaces
+    not in focus are not judged, or every default-deny would deny the whole cluster)."""
+    f = Feed(focus=["query"])
+    f.pods([pod("metastore-1", {"app": "metastore"}, ns="meta")], ns="meta")
+    f.pods([pod("query-1", {"app": "query"}, ns="analytics")], ns="analytics")
+    f.pods([pod("other-1", {"app": "other"}, ns="spare")], ns="spare")
+    namespaces = [
+        obj("Namespace", n, None, {"kubernetes.io/metadata.name": n, "team": t})
+        for n, t in (("meta", "platform"), ("analytics", "analytics"), ("spare", "x"))
+    ]
+    f.objects("Namespace", namespaces, ns=None)
+    f.objects(
+        "NetworkPolicy",
+        [
+            obj(
+                "NetworkPolicy",
+                "clients",
+                "meta",
+                spec={
+                    "podSelector": {"matchLabels": {"app": "metastore"}},
+                    "ingress": [
+                        {"from": [{"namespaceSelector": {"matchLabels": {"team": "data-eng"}}}]}
+                    ],
+                },
+            )
+        ],
+        ns="meta",
+    )
+    [fact] = f.facts(K.NETWORK_POLICY)
+    assert "`query-1`" in fact.statement and "other-1" not in fact.statement
+    assert fact.severity == "error"

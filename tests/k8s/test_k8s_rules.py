@@ -321,3 +321,47 @@ def test_other_pods_wait_while_the_subjects_own_pods_are_healthy() -> None:
     assert all(c.tier is None for c in run_result("pod_references", alone, rctx(subject)))
     # no subject: every unhealthy pod is followed at once
     assert all(c.tier is None for c in run_result("pod_references", res, rctx()))
+
+
+def test_a_dependency_in_another_namespace_reads_its_pods_and_the_namespaces() -> None:
+    got = calls(
+        run_fact(
+            "dependency_service",
+            dep_fact(ObjRef(kind="host", name="metastore.meta.svc.cluster.local:9083")),
+            rctx(),
+        )
+    )
+    assert got == [
+        ("list_objects", {"kind": "Service", "namespace": "meta"}),
+        ("list_objects", {"kind": "NetworkPolicy", "namespace": "meta"}),
+        ("list_objects", {"kind": "Namespace"}),
+        ("list_pods", {"namespace": "meta"}),
+    ]
+    slow = dep_fact(ObjRef(kind="app", name="query")).model_copy(update={"reason": "slow"})
+    assert run_fact("dependency_service", slow, rctx()) == []  # an operation, not a host
+
+
+def test_a_policy_admitting_namespaces_by_label_reads_the_namespaces() -> None:
+    by_team = obj(
+        "NetworkPolicy",
+        "clients",
+        spec={
+            "podSelector": {},
+            "ingress": [{"from": [{"namespaceSelector": {"matchLabels": {"team": "data"}}}]}],
+        },
+    )
+    by_name = obj(
+        "NetworkPolicy",
+        "edge",
+        spec={
+            "podSelector": {},
+            "ingress": [{"from": [{"namespaceSelector": {"matchLabels": {NAME_LABEL: "edge"}}}]}],
+        },
+    )
+    assert calls(run_result("policy_namespaces", objects("NetworkPolicy", by_team), rctx())) == [
+        ("list_objects", {"kind": "Namespace"})
+    ]
+    assert run_result("policy_namespaces", objects("NetworkPolicy", by_name), rctx()) == []
+
+
+NAME_LABEL = "kubernetes.io/metadata.name"

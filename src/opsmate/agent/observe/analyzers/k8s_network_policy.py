@@ -142,6 +142,11 @@ def network_policies(ctx: ObserveContext) -> list[Fact]:
             continue
         chosen = {id(p) for p in selected}
         others = [p for p in pods if id(p) not in chosen]
+        # callers from other namespaces: the pods of what the question is about (judging
+        # every pod of the cluster would call each default-deny policy a denial of all)
+        others += [
+            p for p in g.pods() if p.name and p.namespace not in (None, ns) and ctx.is_focus(p.name)
+        ]
         for direction, rules in (("ingress", pol.ingress), ("egress", pol.egress)):
             if direction.capitalize() not in pol.policy_types:
                 continue

@@ -24,7 +24,7 @@ from opsmate.agent.plan.rules.k8s_graph import (
     records_of,
 )
 from opsmate.agent.plan.tiers import Tier
-from opsmate.records.k8s_objects import RoleBinding
+from opsmate.records.k8s_objects import NetworkPolicy, RoleBinding
 from opsmate.tools.base import ToolResult
 
 
@@ -99,3 +99,26 @@ def bound_roles(result: ToolResult, ctx: RuleContext) -> Iterable[Check]:
                 )
             )
     return keep_checks(out)[:4]
+
+
+_NAME_LABEL = "kubernetes.io/metadata.name"
+
+
+@result_rule("policy_namespaces", Tier.EXPLAIN, "list_objects", "get_object")
+def policy_namespaces(result: ToolResult, ctx: RuleContext) -> Iterable[Check]:
+    """NetworkPolicies that admit peers by their namespace's labels: the Namespaces, so
+    whether a caller's namespace carries those labels can be decided (without them the
+    policy can be judged for no caller in another namespace)."""
+    for pol in records_of(result, NetworkPolicy):
+        for rule in [*pol.ingress, *pol.egress]:
+            for peer in rule.peers:
+                sel = peer.namespace_selector
+                if sel is None or sel.everything or sel.is_empty():
+                    continue
+                keys = set(sel.match_labels) | {r.key for r in sel.match_expressions if r.key}
+                if keys - {_NAME_LABEL}:
+                    return keep_checks(
+                        [list_check(ctx, "Namespace", None, f"NetworkPolicy {pol.name} admits "
+                                    "namespaces by their labels: which namespaces have them")]
+                    )  # fmt: skip
+    return []
