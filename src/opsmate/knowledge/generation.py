@@ -13,6 +13,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -55,8 +56,29 @@ def build_vectors(
         return VectorBuild(warnings=[f"{exc}; indexed for BM25 only"])
     assert embedder is not None
     prev = previous_vectors(index_dir, m, embedder.model_id)
-    missing = [r for r in rows if r[0] not in prev]
-    texts = m.chunk_texts([r[0] for r in missing])
+
+    def texts(ids: list[int]) -> list[str]:
+        found = m.chunk_texts(ids)
+        return [embed_text(*found[i]) for i in ids]
+
+    out, embedded = vectors_in_order(
+        [r[0] for r in rows], prev, texts, embedder, embedding.batch_size, progress
+    )
+    return VectorBuild(out, embedder.model_id, embedded)
+
+
+def vectors_in_order(
+    keys: list[Any],
+    have: dict[Any, np.ndarray],
+    texts: Callable[[list[Any]], list[str]],
+    embedder: Any,
+    batch_size: int,
+    progress: Progress | None = None,
+) -> tuple[np.ndarray, int]:
+    """One vector per key, in order: ``have`` (a published generation's) where it holds
+    the key, the embedding cache or ``embedder`` for the rest (``texts(missing keys)``, with
+    progress per batch). Returns the matrix and how many texts were embedded now."""
+    missing = [k for k in keys if k not in have]
     done = 0
 
     def tick(n: int) -> None:
@@ -69,19 +91,20 @@ def build_vectors(
     try:
         mat, embedded = cache.embed_cached(
             embedder.model_id,
-            [embed_text(*texts[r[0]]) for r in missing],
+            texts(missing),
             embedder.embed,
             on_batch=tick,
-            batch=max(embedding.batch_size, 1) * 4,
+            batch=max(batch_size, 1) * 4,
         )
     finally:
         cache.close()
-    fresh = {r[0]: mat[i] for i, r in enumerate(missing)} if mat is not None else {}
-    some = next(iter(prev.values()), None) if prev else next(iter(fresh.values()), None)
-    out = np.zeros((len(rows), 0 if some is None else some.shape[0]), dtype=np.float32)
-    for i, r in enumerate(rows):
-        out[i] = prev[r[0]] if r[0] in prev else fresh[r[0]]
-    return VectorBuild(out, embedder.model_id, embedded)
+    fresh = {k: mat[i] for i, k in enumerate(missing)} if mat is not None else {}
+    some = next(iter(have.values()), None) if have else next(iter(fresh.values()), None)
+    dim = 0 if some is None else int(np.asarray(some).shape[0])
+    out = np.zeros((len(keys), dim), dtype=np.float32)
+    for i, k in enumerate(keys):
+        out[i] = have[k] if k in have else fresh[k]
+    return out, embedded
 
 
 def previous_vectors(index_dir: Path, m: Manifest, model_id: str) -> dict[int, np.ndarray]:

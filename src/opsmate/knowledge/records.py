@@ -146,8 +146,8 @@ def embed_records(
     """Vectors of ``records``: ``reuse(model_id, ids)`` gives those the published
     generation already holds; the rest come from the embedding cache or the model.
     Raises EmbeddingUnavailable (exit 2) when there is no model: a shared index has vectors."""
-    from opsmate.knowledge.embedding_cache import EmbeddingCache
     from opsmate.knowledge.embeddings import EmbeddingUnavailable, make_embedder
+    from opsmate.knowledge.generation import vectors_in_order
     from opsmate.knowledge.store import embed_text
 
     embedder = make_embedder(embedding, allow_download=True)
@@ -157,32 +157,16 @@ def embed_records(
             hint="publish with --embedding onnx (the default), gguf or openai",
         )
     have = reuse(embedder.model_id, [r.id for r in records]) if records else {}
+    by_id = {r.id: r for r in records}
+    out, embedded = vectors_in_order(
+        [r.id for r in records],
+        have,
+        lambda ids: [embed_text(by_id[i].heading_path, by_id[i].text) for i in ids],
+        embedder,
+        embedding.batch_size,
+        progress,
+    )
     missing = [r for r in records if r.id not in have]
-    done = 0
-
-    def tick(n: int) -> None:
-        nonlocal done
-        done += n
-        if progress:
-            progress("embed", done, len(missing))
-
-    cache = EmbeddingCache()
-    try:
-        mat, embedded = cache.embed_cached(
-            embedder.model_id,
-            [embed_text(r.heading_path, r.text) for r in missing],
-            embedder.embed,
-            on_batch=tick,
-            batch=max(embedding.batch_size, 1) * 4,
-        )
-    finally:
-        cache.close()
-    fresh = {r.id: mat[i] for i, r in enumerate(missing)} if mat is not None else {}
-    first = next(iter(have.values()), None) if have else next(iter(fresh.values()), None)
-    dim = 0 if first is None else int(np.asarray(first).shape[0])
-    out = np.zeros((len(records), dim), dtype=np.float32)
-    for i, r in enumerate(records):
-        out[i] = have[r.id] if r.id in have else fresh[r.id]
     return EmbeddedRecords(out, embedder.model_id, reused=len(records) - len(missing),
                            embedded=embedded)  # fmt: skip
 

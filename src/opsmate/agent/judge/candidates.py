@@ -209,9 +209,10 @@ def build(
         if ch.time is None or rel[ch.key] in links.NOT_A_CAUSE or ch.routine:
             continue
         t0 = ch.time
-        injected = ch.reason == "FaultInjection"  # the experiment's own account
-        # an injected fault: what its own target did after it counts as well as the subject's
-        pool = mine + [c for c in causes if same_thread(ch, c)] if injected else mine
+        # a change that is its own account of acting on its target (an injected fault):
+        # what the target did after it counts as well as the subject's symptoms
+        acted = conclusive(ch)
+        pool = mine + [c for c in causes if same_thread(ch, c)] if acted else mine
         after = [
             s
             for s in pool
@@ -227,8 +228,8 @@ def build(
                     relation=rel[ch.key],
                     explains=after[0],
                     explains_subject=True,
-                    conclusive=injected,
-                    score=round((3.0 if injected else 1.6) * links.WEIGHT[rel[ch.key]], 3),
+                    conclusive=acted,
+                    score=round((3.0 if acted else 1.6) * links.WEIGHT[rel[ch.key]], 3),
                 )
             )
     return out

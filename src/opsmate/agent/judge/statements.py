@@ -23,7 +23,7 @@ from opsmate.agent.judge.candidates import same_thread
 from opsmate.agent.kinds import Role, base, card_for
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.facts import FactKind as K
-from opsmate.agent.observe.text import clip
+from opsmate.agent.observe.text import clip, reason_words
 
 if TYPE_CHECKING:
     from opsmate.agent.judge.candidates import Candidate
@@ -116,11 +116,7 @@ def change_phrase(change: Fact, limit: int | None = None) -> str:
 
 
 # reasons a log classifier gives in general words, said better by the card that matched
-_GENERIC = {
-    "resource_exhausted": "a resource is exhausted",
-    "unavailable": "unavailable",
-    "auth": "auth",
-}
+_VAGUE = frozenset({"resource_exhausted", "unavailable", "auth"})
 
 
 def _cause_text(lead: Fact) -> str:
@@ -129,7 +125,7 @@ def _cause_text(lead: Fact) -> str:
     and a specific card recognised the failure mode, the card's name for it stands there
     instead ("reports a full disk: ... No space left on device")."""
     text = lead.statement or lead.quote or ""
-    general = _GENERIC.get(lead.reason or "")
+    general = reason_words(lead.reason) if lead.reason in _VAGUE else None
     card = card_for(lead)
     if general is None or card.base or not card.phrase:
         return text

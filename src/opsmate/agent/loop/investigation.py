@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 
 from opsmate.agent.judge.analysis import analyse
 from opsmate.agent.kinds.registry import weak_root
@@ -133,13 +134,14 @@ class Investigation(Steps, ModelTurns):
         return self._finish(question, started, stopped_by)
 
     # -- choosing --------------------------------------------------------------------------
-    def _must_look(self) -> bool:
-        """Checks that no model may skip: the survey, what the evidence points at, and the
-        checks of the runbook about the root cause found so far."""
-        if any(self._is_must(p, None) for p in self.state.pending):
-            return True
-        rids = {p.runbook for p in self.state.pending if p.runbook}
-        return bool(rids) and self._root_rid() in rids
+    def _must_look(self) -> Callable[[PendingCheck], bool] | None:
+        """The checks that no model may skip, as a filter over the pending checks (None when
+        none is pending): see :meth:`_is_must`. The root cause is analysed at most once."""
+        pending = self.state.pending
+        rid = self._root_rid() if any(p.runbook for p in pending) else None
+        if not any(self._is_must(p, rid) for p in pending):
+            return None
+        return lambda p: self._is_must(p, rid)
 
     @staticmethod
     def _is_must(p: PendingCheck, root_rid: str | None) -> bool:
@@ -170,10 +172,10 @@ class Investigation(Steps, ModelTurns):
         left = self.limits.max_steps - self.steps
         opening = self.steps < 2 and self._tier_one()  # the first look is the plan's
         if self._model_done:  # after the model's "finish": only what must still be looked at
-            if not self._must_look():
+            must = self._must_look()
+            if must is None:
                 return None, "finish"
-            rid = self._root_rid()
-            return self.planner.next(left, only=lambda p: self._is_must(p, rid)), "plan"
+            return self.planner.next(left, only=must), "plan"
         if (
             self.e.model is None
             or self._model_off
@@ -185,13 +187,14 @@ class Investigation(Steps, ModelTurns):
         self._model_turn = True
         for _ in range(3):  # an unusable or repeated proposal: fall back to the plan, or ask again
             check, why = self._ask_model_for_action(deadline)
-            if why == "finish" and self._must_look():
+            must = self._must_look() if why == "finish" else None
+            if must is not None:
                 # the model has said its piece; what the evidence points at still runs
                 self._model_done = True
                 self._notice(
                     "info", "the model would finish; the checks the evidence points at run first"
                 )
-                return self.planner.next(left), "plan"
+                return self.planner.next(left, only=must), "plan"
             if why in ("timeout", "cancelled", "finish", "token_budget"):
                 return None, why
             if check is not None:

@@ -77,3 +77,34 @@ def workload_of(pod_name: str | None) -> str | None:
         return None
     base = _POD_SUFFIX.sub("", pod_name)
     return base or pod_name
+
+
+# how a log classifier's reason is said in a fact's statement
+_REASON_WORDS = {
+    "dns": "its name does not resolve",
+    "refused": "connection refused",
+    "timeout": "timed out",
+    "unavailable": "unavailable",
+    "slow": "slow",
+    "undefined_env": "an environment variable is not set",
+    "missing_key": "a configuration key is missing",
+    "invalid_value": "an invalid configuration value",
+    "config_file": "the configuration cannot be read",
+    "certificate": "a certificate problem",
+    "permission": "permission denied",
+    "pool_exhausted": "a connection pool is exhausted",
+    "out_of_memory": "out of memory",
+    "queue_full": "a queue is full",
+    "resource_exhausted": "a resource is exhausted",
+    "config_reload": "configuration reload",
+    "feature_flag": "feature flag",
+    "deploy": "deploy",
+    "failover": "failover",
+    "rebalance": "rebalance",
+    "maintenance": "maintenance",
+}
+
+
+def reason_words(reason: str | None) -> str:
+    """A classifier reason in words (``resource_exhausted`` -> ``a resource is exhausted``)."""
+    return _REASON_WORDS.get(reason or "", (reason or "").replace("_", " "))

@@ -24,7 +24,7 @@ from typing import Any
 
 from opsmate.agent.observe.context import ObserveContext
 from opsmate.agent.observe.facts import Fact, FactKind, ObjRef, Severity
-from opsmate.agent.observe.text import clip, span
+from opsmate.agent.observe.text import clip, reason_words, span
 from opsmate.agent.signals import claims_a_conclusion, looks_like_instruction, match_terms
 from opsmate.loganalysis.signals import Signal
 from opsmate.loganalysis.templates import mask_message
@@ -36,39 +36,12 @@ KIND_OF_SIGNAL: dict[str | None, FactKind] = {
     "saturation": FactKind.SATURATION,
     "change": FactKind.CHANGE,
 }
-_REASON_WORDS = {
-    "dns": "its name does not resolve",
-    "refused": "connection refused",
-    "timeout": "timed out",
-    "unavailable": "unavailable",
-    "slow": "slow",
-    "undefined_env": "an environment variable is not set",
-    "missing_key": "a configuration key is missing",
-    "invalid_value": "an invalid configuration value",
-    "config_file": "the configuration cannot be read",
-    "certificate": "a certificate problem",
-    "permission": "permission denied",
-    "pool_exhausted": "a connection pool is exhausted",
-    "out_of_memory": "out of memory",
-    "queue_full": "a queue is full",
-    "resource_exhausted": "a resource is exhausted",
-    "config_reload": "configuration reload",
-    "feature_flag": "feature flag",
-    "deploy": "deploy",
-    "failover": "failover",
-    "rebalance": "rebalance",
-    "maintenance": "maintenance",
-}
 _ADDRESS = re.compile(r"[.:]|^\d")
 
 
 def target_ref(target: str) -> ObjRef:
     """A dependency as an object: ``host`` for an address (dots, a port, an IP), else ``app``."""
     return ObjRef(kind="host" if _ADDRESS.search(target) else "app", name=target)
-
-
-def reason_words(reason: str | None) -> str:
-    return _REASON_WORDS.get(reason or "", (reason or "").replace("_", " "))
 
 
 def stable_key(*parts: Any) -> str:
