@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from opsmate.agent.judge import links
 from opsmate.agent.judge.causality import can_explain, conclusive, specificity, symptom_rank
 from opsmate.agent.judge.runbook_match import DocMatcher
-from opsmate.agent.kinds import card_for
+from opsmate.agent.kinds import Trait, card_for
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.facts import FactKind as K
 from opsmate.agent.runbooks.library import RunbookDoc
@@ -211,7 +211,7 @@ def build(
         t0 = ch.time
         # a change that is its own account of acting on its target (an injected fault):
         # what the target did after it counts as well as the subject's symptoms
-        acted = conclusive(ch)
+        acted = card_for(ch).has(Trait.ACTS)
         pool = mine + [c for c in causes if same_thread(ch, c)] if acted else mine
         after = [
             s

@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 
 from opsmate.agent.judge import links
 from opsmate.agent.judge.candidates import Candidate, same_thread
-from opsmate.agent.judge.causality import conclusive, deeper
+from opsmate.agent.judge.causality import deeper
 from opsmate.agent.kinds import Trait, card_for
 from opsmate.agent.observe.depgraph import DependencyGraph, fact_component
 from opsmate.agent.observe.facts import Fact, ObjRef
@@ -174,7 +174,7 @@ def _is_deeper(
     a, b = shallow.lead, deep.lead
     if deeper(a, b) and same_thread(a, b):
         return True
-    if b.kind == K.CHANGE and conclusive(b) and a.kind != K.CHANGE:
+    if card_for(b).has(Trait.ACTS) and a.kind != K.CHANGE:
         # a change that acted on its target (an injected fault) explains what the target, or
         # what calls the target, did after it began: the cause its effects point at
         after = a.time is not None and b.time is not None and a.time >= b.time

@@ -43,6 +43,8 @@ class Trait(StrEnum):
     CASCADE = "cascade"  # an error of a cascade: the first of several is the domino
     REACHING = "reaching"  # names what it failed on: a link towards the dependency
     STUCK = "stuck"  # nothing fails, the state is the evidence (init running, suspended)
+    ACTS = "acts"  # a change that acts on its target (an injected fault): the cause of what
+    # the target, or what calls it, did after it began
 
 
 @dataclass(frozen=True)

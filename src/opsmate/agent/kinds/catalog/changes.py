@@ -13,7 +13,7 @@ CARDS = (
         "fault-injection",
         "A fault-injection experiment (Chaos Mesh, LitmusChaos) runs against the workload",
         reasons=("FaultInjection",),
-        conclusive=True,  # the experiment's own events: it acted on these pods, then
+        traits=frozenset({Trait.QUIET, Trait.ACTS}),  # its own events say it acted on them
         phrase="a fault-injection experiment",
         check="see the experiment, its target and its duration: `kubectl -n {ns} get "
         "networkchaos,iochaos,stresschaos,podchaos,timechaos,jvmchaos,httpchaos,chaosengine` and "
