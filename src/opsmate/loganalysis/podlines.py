@@ -72,11 +72,14 @@ def line_record(
 
 
 def fit_tail(lines: list[str], records: list[dict[str, Any]], limit_chars: int) -> int:
-    """How many of the newest lines (with their records) fit in ``limit_chars`` (at least 1)."""
+    """How many of the newest records fit in ``limit_chars`` (at least 1). The plain ``lines``
+    are not counted: the result budget cuts that list on its own, and counting a long line
+    twice (a start-up check's report, a stack) would drop the very line that explains an
+    exit."""
     used = 0
     kept = 0
-    for line, rec in zip(reversed(lines), reversed(records), strict=True):
-        size = len(line) + len(json.dumps(rec, ensure_ascii=False, default=str)) + 8
+    for _line, rec in zip(reversed(lines), reversed(records), strict=True):
+        size = len(json.dumps(rec, ensure_ascii=False, default=str)) + 8
         if kept and used + size > limit_chars:
             break
         used += size

@@ -130,12 +130,59 @@ def clip_error(text: str) -> str:
 
 def deepest_cause(text: str) -> str | None:
     """The innermost cause of a wrapped exception ("... nested exception is X: msg", Java's
-    "Caused by: X: msg"), as its first line, or None."""
+    "Caused by: X: msg"), as its first line; for a message of several lines without one, the
+    line that says most precisely what failed (:func:`telling_line`); or None."""
     parts = _NESTED.split(text)
     if len(parts) < 2:
-        return None
+        return telling_line(text)
     last = parts[-1].split("\n", 1)[0].strip().rstrip("]").strip()
     return last or None
+
+
+_FRAME = re.compile(
+    r"^(?:at [\w.$<>]+\(|File \"|\.\.\. \d+ (?:more|common frames)|Traceback \(most recent"
+    r"|(?:---\s*)?End of |goroutine \d+|[\w./-]+\.(?:go|py|js|ts|rb|java|kt|cs):\d+|\^+$|~+$)"
+)
+_FAILED = re.compile(
+    r"error|exception|fail|denied|forbidden|invalid|too (?:low|high|many|large|small|long)"
+    r"|not (?:found|allowed|permitted|supported)|refused|cannot|can't|unable|exceed|timed? ?out"
+    r"|no such|missing|unknown|expired|unreachable|must be|required|panic|fatal|killed",
+    re.I,
+)
+_VALUE = re.compile(r"\[[^\]]{1,40}\]|\d|'[^']{1,60}'|\"[^\"]{1,60}\"|`[^`]{1,60}`")
+_SEE_MORE = re.compile(
+    r"[;,.]?\s*(?:for more (?:information|details),? see|see) \[?https?://\S+", re.I
+)
+
+
+def telling_line(text: str) -> str | None:
+    """Of a message written over several lines (a start-up check's report, a Python traceback,
+    an exception with its frames, an API error with its list of errors), the line after the
+    first that says most precisely what failed: a failure word and a concrete value
+    (``vm.max_map_count [65530] is too low``), or the first item under an "Errors:" heading
+    (``* Vault is sealed``); the last such line wins a tie (a traceback ends with its
+    exception). Stack frames and "for more information see <url>" are not candidates. None
+    for a single line."""
+    lines = [_DECOR.sub("", ln).strip() for ln in text.splitlines()]
+    best: tuple[int, int, str] | None = None
+    listed = False  # the line before was an "Errors:" heading
+    for i, ln in enumerate(lines[1:], 1):
+        ln = _SEE_MORE.split(ln, 1)[0].strip()
+        if not ln:
+            continue
+        heading = bool(_HEADING.search(ln))
+        under, listed = listed, heading
+        if (len(ln) < 12 and not under) or _FRAME.match(ln) or heading:
+            continue
+        score = (3 if _FAILED.search(ln) else 0) + (1 if _VALUE.search(ln) else 0)
+        score += 4 if under else 0
+        if score >= 3 and (best is None or score >= best[0]):
+            best = (score, i, ln)
+    return best[2] if best else None
+
+
+_DECOR = re.compile(r"^[\s|*>-]+")
+_HEADING = re.compile(r"\b(?:errors?|caused by|reasons?|details?)\s*:\s*$", re.I)
 
 
 def _round(x: float) -> float:

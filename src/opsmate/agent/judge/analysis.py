@@ -27,7 +27,7 @@ from opsmate.agent.intake.subject import Subject
 from opsmate.agent.judge import chains, links, transients, walk
 from opsmate.agent.judge.candidates import Candidate, build, order_symptoms, same_thread
 from opsmate.agent.judge.causality import Role, can_explain, role
-from opsmate.agent.judge.saturation import derive_saturation
+from opsmate.agent.judge.saturation import derive_oom, derive_saturation
 from opsmate.agent.judge.statements import root_statement
 from opsmate.agent.kinds import card_for
 from opsmate.agent.observe import depgraph
@@ -77,6 +77,7 @@ def analyse(
     """Score hypotheses over the facts and pick a root cause (or say what is missing)."""
     graph = graph or ObjectGraph()
     derive_saturation(store, state)
+    derive_oom(store, state)
     onset = estimate_onset(state)
     subject = state.subject
     reported = subject.symptom

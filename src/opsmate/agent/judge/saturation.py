@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
 from opsmate.agent.evidence import EvidenceStore
-from opsmate.agent.observe.facts import Fact, FactKind
+from opsmate.agent.observe.facts import Fact, FactKind, ObjRef
 from opsmate.agent.signals import metric_names
 from opsmate.agent.state import TaskState
 from opsmate.records.payloads import MetricsPayload
@@ -53,3 +55,71 @@ def derive_saturation(store: EvidenceStore, state: TaskState) -> None:
                     detail={"in_use": nu, "capacity": nc, "max": mxu, "limit": lastc},
                 )
             )
+
+
+_LIMIT_Q = re.compile(r"resource_limits|spec_memory_limit|memory_limit", re.I)
+_NEAR = 0.95  # a working set within 5% of the limit has reached it (the kernel kills there)
+
+
+def derive_oom(store: EvidenceStore, state: TaskState) -> None:
+    """A pod's memory that climbs to its container's memory limit and then drops (the leak
+    pattern with resets) next to that limit (another recorded query): the kernel killed the
+    container at the limit each time. The leak fact says so (its statement, the limit's
+    evidence), for a cluster whose pod status no longer shows the kills (the instances
+    were replaced) or was not read."""
+    limits: dict[str, tuple[str, float, str | None]] = {}  # pod -> (eid, limit, namespace)
+    for eid, res in store.results.items():
+        if res.tool != "query_metrics" or res.status not in ("success", "partial"):
+            continue
+        m = res.payload_as(MetricsPayload)
+        query = (m.query if m else None) or str(res.args.get("query") or "")
+        if m is None or not _LIMIT_Q.search(query) or "cpu" in query.lower():
+            continue
+        for s in m.series:
+            pod = s.labels.get("pod")
+            if pod and s.last and s.last.value:
+                limits[pod] = (eid, float(s.last.value), s.labels.get("namespace"))
+    if not limits:
+        return
+    for f in list(state.facts):
+        if f.reason != "MemoryLeakPattern" or not (f.detail or {}).get("resets"):
+            continue
+        pod = ((f.detail or {}).get("labels") or {}).get("pod")
+        if pod not in limits:
+            continue
+        eid, limit, ns = limits[pod]
+        ns = ns or (f.subject.namespace if f.subject else None) or _namespace_of(query_of(f))
+        high = float((f.detail or {}).get("high") or 0.0)
+        if limit <= 0 or high < _NEAR * limit:
+            continue
+        resets = int(f.detail["resets"])
+        if (f.detail or {}).get("limit"):
+            continue  # already read against its limit
+        head = f.statement.split(", dropping")[0].split(": a memory")[0]
+        f.statement = (
+            f"{head}, its limit ({_mib(limit)}), dropping {resets} time(s): a memory leak "
+            "pattern, the container killed out of memory (OOM) at its limit each time"
+        )
+        f.quote = f"{f.quote or head}: at its {_mib(limit)} limit, OOM-killed"
+        if eid not in f.evidence:
+            f.evidence.append(eid)
+        f.terms = [*f.terms, "oom", "limit"]
+        f.detail = {**(f.detail or {}), "limit": limit, "oom_at_limit": True}
+        if f.subject is None:
+            f.subject = ObjRef(kind="Pod", name=pod, namespace=ns)
+
+
+def _mib(n: float) -> str:
+    return f"{n / 2**30:.1f}Gi" if n >= 2**30 else f"{n / 2**20:.0f}Mi"
+
+
+_NS = re.compile(r'namespace="([^"]+)"')
+
+
+def query_of(f: Fact) -> str:
+    return str((f.detail or {}).get("query") or "")
+
+
+def _namespace_of(query: str) -> str | None:
+    m = _NS.search(query)
+    return m.group(1) if m else None

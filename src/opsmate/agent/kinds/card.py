@@ -53,17 +53,25 @@ class Read:
     arguments; ``{ns}`` is the namespace of what the fact is about (else the task's),
     ``{obj_ns}`` the namespace of the first object the fact names (a webhook's Service in
     another namespace), falling back to ``{ns}``; ``{target}`` the workload the fact names
-    as what it failed on (a read with it is skipped when there is none))."""
+    as what it failed on; ``{pod}`` and ``{container}`` the pod and the container the fact
+    is about (a read with a slot that has no value is skipped))."""
 
     tool: str
     args: tuple[tuple[str, str], ...] = ()
     why: str = ""
 
     def arguments(
-        self, namespace: str | None, obj_namespace: str | None = None, target: str | None = None
+        self,
+        namespace: str | None,
+        obj_namespace: str | None = None,
+        target: str | None = None,
+        *,
+        pod: str | None = None,
+        container: str | None = None,
     ) -> dict[str, str]:
         out: dict[str, str] = {}
-        values = {"{ns}": namespace, "{obj_ns}": obj_namespace or namespace, "{target}": target}
+        values = {"{ns}": namespace, "{obj_ns}": obj_namespace or namespace, "{target}": target,
+                  "{pod}": pod, "{container}": container}  # fmt: skip
         for k, v in self.args:
             for slot, value in values.items():
                 if slot in v:

@@ -177,6 +177,15 @@ CARDS = (
         phrase="is stuck in an init container",
         evidence="pod status initContainerStatuses running, the pod Pending / Init:0/1",
         confirms="the init container still running long after the pod started, its command",
+        reads=(
+            read(
+                "pod_logs",
+                "what the init container waits for",
+                name="{pod}",
+                container="{container}",
+                namespace="{ns}",
+            ),
+        ),
         catalog=("HolmesGPT:init containers", "ITBench"),
     ),
     # -- probes ---------------------------------------------------------------------------

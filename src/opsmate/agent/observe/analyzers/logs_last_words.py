@@ -29,9 +29,11 @@ from opsmate.agent.observe.analyzers.logs_facts import (
 from opsmate.agent.observe.context import ObserveContext
 from opsmate.agent.observe.facts import Fact, FactKind, ObjRef
 from opsmate.agent.observe.registry import for_tools
+from opsmate.agent.observe.software import software_target
 from opsmate.agent.observe.text import clip, workload_of
 from opsmate.loganalysis.parse import parse_line, strip_timestamp
 from opsmate.loganalysis.signals import Signal, classify, hosts_in
+from opsmate.loganalysis.stats import telling_line
 from opsmate.records.k8s import Pod
 from opsmate.records.logs import PodLogLine
 from opsmate.records.payloads import PodLogsPayload
@@ -76,7 +78,12 @@ def _quote(ln: PodLogLine) -> str:
         if ln.error and ln.error.strip() and ln.error.strip() not in text:
             return f"{text.rstrip('.')}: {ln.error.strip()}"
         return text
-    return strip_timestamp(ln.message or "") or _text(ln)
+    text = strip_timestamp(ln.message or "") or _text(ln)
+    telling = telling_line(text)
+    if telling is None:
+        return text
+    head = text.splitlines()[0].strip()
+    return f"{clip(head, 60)} … {telling}"  # a report over several lines: what failed
 
 
 def _exit_state(pod: Pod | None, container: str | None) -> dict[str, Any]:
@@ -209,6 +216,12 @@ def pod_log_facts(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
             if named:
                 hosts = named[:2]
                 break
+    if not hosts and failing and key_lines:
+        # "RabbitMQ.Client ... ACCESS_REFUSED" names a product, not a host: the workload
+        # whose image runs it
+        named_sw = software_target(" ".join(_text(ln) for ln, _ in key_lines), ctx.graph,
+                                   own=service)  # fmt: skip
+        hosts = [named_sw] if named_sw else []
     hosts.sort(key=lambda h: (_plain(h), ":" not in h))
     facts: list[Fact] = []
     who = f"pod {pod_name}" + (f" (container {container})" if container else "")

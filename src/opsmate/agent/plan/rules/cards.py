@@ -60,9 +60,11 @@ def card_reads(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
     for r in card.reads:
         if r.tool not in ctx.tools:
             continue
-        if any("{target}" in v for _, v in r.args) and target is None:
-            continue
-        args = r.arguments(ns, obj_ns, target)
+        pod = fact.subject.name if fact.subject and fact.subject.kind == "Pod" else None
+        values = {"{target}": target, "{pod}": pod, "{container}": fact.container}
+        if any(slot in v and not values[slot] for _, v in r.args for slot in values):
+            continue  # it needs what the fact does not name (no target, no pod)
+        args = r.arguments(ns, obj_ns, target, pod=pod, container=fact.container)
         if _known(r.tool, args, ctx):
             continue
         check = Check(r.tool, dict(args), f"{card.title}: {r.why}", tier)

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.facts import FactKind as K
+from opsmate.agent.observe.text import workload_of
 from opsmate.agent.plan.registry import Check, RuleContext, fact_rule
 from opsmate.agent.plan.tiers import Tier
 
@@ -44,3 +45,30 @@ def nodes_of_unschedulable(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
     if "node_conditions" not in ctx.tools:
         return []
     return [Check("node_conditions", {}, "pods unschedulable / evicted: the nodes")]
+
+
+_RESTARTED = (K.CRASH_LOOP, K.CONTAINER_EXIT, K.SATURATION, K.PROBE_FAILURE, K.NOT_READY)
+
+
+@fact_rule("node_events_of_restarts", Tier.CORROBORATE, *_RESTARTED)
+def node_events_of_restarts(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
+    """Pods in focus that restart, exit or run out of a resource: the events of the nodes
+    they run on. The kernel's and the node's own account (node-problem-detector's
+    ``OOMKilling``, ``KernelOops``, ``TaskHung``, a read-only filesystem) is recorded on the
+    Node, in the ``default`` namespace, where a namespace's event list never looks."""
+    if not fact.focus or fact.severity == "info" or "get_events" not in ctx.tools:
+        return []
+    names = {o.name for o in (fact.subject, *fact.objects) if o and o.kind == "Pod"}
+    nodes: list[str] = []
+    for pod in ctx.graph.pods():
+        mine = pod.name in names or (fact.service and workload_of(pod.name) == fact.service)
+        if mine and pod.node and pod.node not in nodes:
+            nodes.append(pod.node)
+    return [
+        Check(
+            "get_events",
+            {"kind": "Node", "name": n, "namespace": "default"},
+            f"the node {n} that runs the pods: its kernel and node events",
+        )
+        for n in nodes[:2]
+    ]

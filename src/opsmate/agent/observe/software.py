@@ -1,0 +1,68 @@
+"""Which workload a message means when it names software, not a host.
+
+A client's error often names the product it talks to and no address ("RabbitMQ.Client...
+ACCESS_REFUSED", "FATAL: password authentication failed ... PostgreSQL", "MongoError:
+Authentication failed"). The cluster says which workload runs that product: the image of
+its containers (``rabbitmq:3.13``, ``bitnami/postgresql:16``, ``mongo:7``). Nothing here
+knows a product: the words come from the images seen, and a message names a workload when
+one of its words is an image's name (or the image's name begins it: ``postgres`` in
+``PostgreSQL``, ``mongo`` in ``MongoDB``). Only an unambiguous answer counts.
+"""
+
+from __future__ import annotations
+
+import re
+
+from opsmate.agent.observe.depgraph import workload_of
+from opsmate.agent.observe.graph import ObjectGraph
+from opsmate.records.k8s import Pod
+
+__all__ = ["image_word", "software_target"]
+
+_WORD = re.compile(r"[a-z][a-z0-9]*", re.I)
+_MIN = 5  # shorter image names ("app", "api", "web", "db") name nothing reliably
+
+
+def image_word(image: str | None) -> str | None:
+    """``docker.io/bitnami/postgresql:16.2@sha256:..`` -> ``postgresql``; None for a name
+    with a separator (``order-processor``: an application's own image, not a product) or
+    shorter than five letters."""
+    if not image:
+        return None
+    repo = image.split("@", 1)[0].rsplit("/", 1)[-1].split(":", 1)[0].lower()
+    if len(repo) < _MIN or not repo.isalnum() or not repo[0].isalpha():
+        return None
+    return repo
+
+
+def _names(token: str, word: str) -> bool:
+    return (
+        token == word
+        or (len(word) >= _MIN and token.startswith(word))
+        or (len(token) >= _MIN + 2 and word.startswith(token))
+    )
+
+
+def software_target(text: str, graph: ObjectGraph, *, own: str | None = None) -> str | None:
+    """The Service (else the workload) whose pods run the software ``text`` names, when
+    exactly one workload other than ``own`` does; else None."""
+    tokens = {t.lower() for t in _WORD.findall(text or "")}
+    if not tokens:
+        return None
+    hits: dict[str, Pod] = {}
+    for pod in graph.pods():
+        comp = workload_of(pod)
+        if own and comp == own.lower():
+            continue
+        for c in pod.containers:
+            word = image_word(c.image)
+            if word and any(_names(t, word) for t in tokens):
+                hits.setdefault(comp, pod)
+    if len(hits) != 1:
+        return None
+    comp, pod = next(iter(hits.items()))
+    for svc in graph.all("Service", pod.namespace):
+        selector = getattr(svc, "selector", None) or {}
+        if selector and all(pod.labels.get(k) == v for k, v in selector.items()):
+            return str(svc.name)
+    return comp

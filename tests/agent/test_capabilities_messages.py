@@ -1,0 +1,159 @@
+"""What a message says and whom it means: the telling line of a report written over several
+lines, a product named instead of a host, a memory series read against its limit, the
+events of the nodes that run the pods in focus. Each on a small example of its own."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from opsmate.agent.evidence import EvidenceStore
+from opsmate.agent.intake.subject import Subject
+from opsmate.agent.judge.saturation import derive_oom
+from opsmate.agent.observe.facts import Fact, FactKind, ObjRef
+from opsmate.agent.observe.graph import ObjectGraph
+from opsmate.agent.observe.software import image_word, software_target
+from opsmate.agent.plan.registry import RuleContext, rule
+from opsmate.agent.state import TaskState
+from opsmate.loganalysis.parse import strip_timestamp
+from opsmate.loganalysis.podlines import fit_tail
+from opsmate.loganalysis.stats import deepest_cause, telling_line
+from opsmate.records.k8s import Pod
+from opsmate.records.k8s_objects import Service
+from opsmate.tools.base import ToolResult
+
+CHECK_REPORT = (
+    "search engine failed its start-up checks\n"
+    "[1] start-up checks failed. You must address the points below. For more information "
+    "see [https://docs.example.org/checks.html]\n"
+    "check failure [1] of [1]: open files limit [1024] is too low, increase to at least "
+    "[65535]; for more information see [https://docs.example.org/files.html]"
+)
+TRACEBACK = (
+    "job failed\nTraceback (most recent call last):\n"
+    '  File "/app/run.py", line 12, in <module>\n    main()\n'
+    '  File "/app/run.py", line 9, in main\n    connect(os.environ["QUEUE_URL"])\n'
+    "KeyError: 'QUEUE_URL'"
+)
+
+
+def test_the_telling_line_of_a_report_over_several_lines() -> None:
+    assert telling_line(CHECK_REPORT) == (
+        "check failure [1] of [1]: open files limit [1024] is too low, increase to at least [65535]"
+    )
+    assert telling_line(TRACEBACK) == "KeyError: 'QUEUE_URL'"  # the exception, not a frame
+    assert telling_line("one line: connection refused") is None
+    assert telling_line("started\nlistening on :8080\nready") is None  # nothing failed
+    dotnet = (
+        "Error starting\nX.Exceptions.Unreachable: none reachable ---> X.AuthFailed: refused\n"
+        "   --- End of inner exception stack trace ---\n   at X.Connect() in /src/c.cs:line 4"
+    )
+    assert (
+        telling_line(dotnet)
+        == "X.Exceptions.Unreachable: none reachable ---> X.AuthFailed: refused"
+    )
+    # a wrapped exception keeps its innermost cause; a report falls back to its telling line
+    assert deepest_cause("a failed; nested exception is B: disk full") == "B: disk full"
+    assert deepest_cause(CHECK_REPORT) is not None and "[1024]" in str(deepest_cause(CHECK_REPORT))
+
+
+def test_a_dotted_date_is_a_timestamp_prefix() -> None:
+    assert strip_timestamp("2026.02.24 09:09:45 ERROR es[] failed") == "ERROR es[] failed"
+    assert strip_timestamp("2026-02-24 09:09:45 ERROR x") == "ERROR x"
+    assert strip_timestamp("2026.02-24 09:09:45 x").startswith("2026.02-24")  # mixed: not a date
+
+
+def test_a_long_last_line_is_not_counted_twice_when_the_tail_is_fitted() -> None:
+    long_text = "x" * 1500
+    lines = ["a", long_text, "b"]
+    records: list[dict[str, Any]] = [{"message": "a"}, {"message": long_text}, {"message": "b"}]
+    assert fit_tail(lines, records, 1560) == 2  # the record counts, not line + record
+    assert fit_tail(lines, records, 100) == 1
+
+
+def _pod(name: str, image: str, labels: dict[str, str], ns: str = "shop") -> Pod:
+    return Pod.model_validate({"name": name, "namespace": ns, "labels": labels,
+                               "containers": [{"name": "c", "image": image}]})  # fmt: skip
+
+
+def test_a_product_named_in_an_error_is_the_workload_whose_image_runs_it() -> None:
+    assert image_word("docker.io/bitnami/postgresql:16.2@sha256:abc") == "postgresql"
+    assert image_word("registry.local/shop/order-processor:1.2") is None  # an app's own image
+    assert image_word("nats:2") is None  # too short to name anything reliably
+    g = ObjectGraph()
+    pods = [
+        _pod("queue-0", "rabbitmq:3.13-management", {"app": "queue"}),
+        _pod("orders-7d9f8c6b5-x2x1q", "shop/orders:2", {"app": "orders"}),
+        _pod("db-0", "bitnami/postgresql:16", {"app": "db"}),
+    ]
+    g.add_listing("Pod", pods, "E1", namespace="shop")
+    g.add_listing("Service", [Service.model_validate(
+        {"name": "broker", "namespace": "shop", "selector": {"app": "queue"}})], "E2",
+        namespace="shop")  # fmt: skip
+    msg = "RabbitMQ.Client.Exceptions.AuthenticationFailureException: ACCESS_REFUSED"
+    assert software_target(msg, g, own="orders") == "broker"  # the Service in front of it
+    assert software_target("FATAL: PostgreSQL said: too many clients", g) == "db"
+    assert software_target("timeout talking to the payment gateway", g) is None
+    assert software_target(msg, g, own="queue") is None  # its own product names nothing
+    g.add_listing("Pod", [_pod("queue-b-0", "rabbitmq:3.12", {"app": "queue-b"})], "E3",
+                  namespace="other")  # fmt: skip
+    assert software_target(msg, g) is None  # two brokers: ambiguous, no answer
+
+
+def _series_result(query: str, pod: str, value: float) -> ToolResult:
+    point = {"time": "2026-06-01T10:30:00Z", "value": value}
+    data = {"query": query, "series": [{"labels": {"pod": pod}, "points": 2, "last": point,
+                                        "max": point}]}  # fmt: skip
+    return ToolResult(call_id="c", tool="query_metrics", status="success", data=data,
+                      args={"query": query})  # fmt: skip
+
+
+def test_memory_that_climbs_to_its_limit_and_drops_was_killed_out_of_memory() -> None:
+    store = EvidenceStore()
+    q = 'sum by (pod) (kube_pod_container_resource_limits{namespace="bi", resource="memory"})'
+    eid = store.add_result(_series_result(q, "mb-1", 2 * 2**30))
+    assert eid
+    state = TaskState(goal="q", questions=["q"])
+
+    def leak(high: float) -> Fact:
+        return Fact(
+            key="leak", kind=FactKind.SATURATION, severity="error", reason="MemoryLeakPattern",
+            statement="memory by pod {pod=mb-1} climbs steadily from 290Mi to 2Gi, dropping 3 "
+            "time(s) when it restarted: a memory leak pattern", evidence=["E9"],
+            detail={"labels": {"pod": "mb-1"}, "high": high, "resets": 3,
+                    "query": 'container_memory_working_set_bytes{namespace="bi"}'},
+        )  # fmt: skip
+
+    state.upsert_fact(leak(2.0 * 2**30 * 0.99))
+    derive_oom(store, state)
+    [f] = state.facts
+    assert "out of memory (OOM) at its limit" in f.statement and "2.0Gi" in f.statement
+    assert "leak pattern" in f.statement and eid in f.evidence
+    assert f.subject == ObjRef(kind="Pod", name="mb-1", namespace="bi")
+    before = f.statement
+    derive_oom(store, state)
+    assert state.facts[0].statement == before  # read once
+    # far below its limit: a leak, not (yet) a kill
+    low = TaskState(goal="q", questions=["q"])
+    low.upsert_fact(leak(2.0**30))
+    derive_oom(store, low)
+    assert "OOM" not in low.facts[0].statement
+
+
+def test_pods_that_restart_read_the_events_of_their_nodes() -> None:
+    g = ObjectGraph()
+    pods = [
+        Pod.model_validate({"name": "web-7d9f8c6b5-x2x1q", "namespace": "shop", "node": "n1"}),
+        Pod.model_validate({"name": "web-7d9f8c6b5-abcde", "namespace": "shop", "node": "n2"}),
+        Pod.model_validate({"name": "db-0", "namespace": "shop", "node": "n3"}),
+    ]
+    g.add_listing("Pod", pods, "E1", namespace="shop")
+    ctx = RuleContext(subject=Subject(names=["web"], namespace="shop"),
+                      tools=frozenset({"get_events"}), graph=g)  # fmt: skip
+    f = Fact(key="k", statement="s", kind=FactKind.CRASH_LOOP, severity="error", focus=True,
+             service="web", subject=ObjRef(kind="Pod", name="web-7d9f8c6b5-x2x1q",
+                                           namespace="shop"))  # fmt: skip
+    checks = list(rule("node_events_of_restarts").fact_fn(f, ctx))  # type: ignore[misc]
+    assert [(c.args["kind"], c.args["name"], c.args["namespace"]) for c in checks] == [
+        ("Node", "n1", "default"), ("Node", "n2", "default")]  # fmt: skip
+    other = f.model_copy(update={"focus": False})
+    assert list(rule("node_events_of_restarts").fact_fn(other, ctx)) == []  # type: ignore[misc]
