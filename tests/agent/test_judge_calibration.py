@@ -154,3 +154,33 @@ def test_an_injected_fault_is_the_cause_of_what_its_target_did_after_it() -> Non
     before = chaos.model_copy(update={"time": T0 + timedelta(minutes=5)})  # began after
     an = judge([_errors(), _disk_full(), before])
     assert an.root is not None and an.root.lead.kind == K.SATURATION
+
+
+def test_a_kill_before_the_window_asked_about_is_no_cause_and_sets_no_onset() -> None:
+    oom = fact(K.OOM_KILLED, "pod shop-1: container shop was OOMKilled at 256Mi", "E3",
+               service="shop", focus=True, conclusive=True, minutes=-15 * 60,
+               subject=ObjRef(kind="Pod", name="shop-1", namespace="shop"))  # fmt: skip
+    state = TaskState(goal="why", subject=SHOP, facts=[oom, _errors()])
+    state.constraints.window_from = T0 - timedelta(hours=1)
+    an = analyse(state, EvidenceStore(), [], ObjectGraph())
+    assert an.onset == T0  # the errors in the window, not the kill of last evening
+    [c] = [c for c in an.candidates if c.lead.kind == K.OOM_KILLED]
+    assert not c.supported
+    assert an.root is None or an.root.lead.kind != K.OOM_KILLED
+    state.constraints.window_from = T0 - timedelta(days=1)  # the kill inside the window
+    an = analyse(state, EvidenceStore(), [], ObjectGraph())
+    [c] = [c for c in an.candidates if c.lead.kind == K.OOM_KILLED]
+    assert c.supported
+
+
+def test_a_probe_that_failed_a_few_times_over_an_hour_is_a_flap() -> None:
+    def probe(count: int, span_min: int) -> Fact:
+        return fact(K.PROBE_FAILURE, f"{count} Unhealthy events on Pod shop-1", "E4",
+                    service="shop", focus=True, conclusive=True, count=count, minutes=-20,
+                    last_time=T0 + timedelta(minutes=span_min - 20), reason="Unhealthy",
+                    subject=ObjRef(kind="Pod", name="shop-1", namespace="shop"))  # fmt: skip
+
+    for count, span, flap in ((7, 53, True), (7, 2, False), (30, 53, False), (2, 1, True)):
+        an = judge([probe(count, span), _errors()])
+        [c] = [c for c in an.candidates if c.lead.kind == K.PROBE_FAILURE]
+        assert c.conclusive is not flap, (count, span)

@@ -59,6 +59,35 @@ def test_the_same_image_written_another_way_is_no_drift() -> None:
     assert [x for x in f.facts(FactKind.MISCONFIGURATION) if x.reason == "ImageDrift"] == []
 
 
+def test_a_sidecar_added_at_admission_is_no_drift_but_a_swap_beside_it_is() -> None:
+    f = Feed()
+    sidecar = obj(
+        "Pod", "orders-7c5d8f9b66-v2w8n",
+        metadata={"ownerReferences": [{"kind": "ReplicaSet", "name": "orders-7c5d8f9b66"}],
+                  "creationTimestamp": "2026-10-21T01:00:00Z"},
+        spec={"containers": [{"name": "orders", "image": "shop/orders:2"},
+                             {"name": "daprd", "image": "daprio/daprd:1.13"}]},
+        status={"phase": "Running"},
+    )  # fmt: skip
+    f.pods([sidecar])
+    feed_rollout(f, rollout("orders", "orders-7c5d8f9b66", ["shop/orders:2"], "2026-10-20T00:00Z"))
+    assert [x for x in f.facts(FactKind.MISCONFIGURATION) if x.reason == "ImageDrift"] == []
+    g = Feed()
+    swapped = obj(
+        "Pod", "orders-7c5d8f9b66-v2w8n",
+        metadata={"ownerReferences": [{"kind": "ReplicaSet", "name": "orders-7c5d8f9b66"}],
+                  "creationTimestamp": "2026-10-21T01:00:00Z"},
+        spec={"containers": [{"name": "orders", "image": "pause:3.9"},
+                             {"name": "daprd", "image": "daprio/daprd:1.13"}]},
+        status={"phase": "Running"},
+    )  # fmt: skip
+    g.pods([swapped])
+    feed_rollout(g, rollout("orders", "orders-7c5d8f9b66", ["shop/orders:2"], "2026-10-20T00:00Z"))
+    drift = [x for x in g.facts(FactKind.MISCONFIGURATION) if x.reason == "ImageDrift"]
+    assert drift and all("pause" in x.statement or "daprd" in x.statement for x in drift)
+    assert any("pause" in x.statement for x in drift)
+
+
 def test_a_workload_re_created_at_the_incident_is_a_change_saying_what_runs() -> None:
     f = Feed()
     f.pods([

@@ -29,7 +29,7 @@ from opsmate.agent.judge.candidates import Candidate, build, order_symptoms, sam
 from opsmate.agent.judge.causality import Role, can_explain, role
 from opsmate.agent.judge.saturation import derive_oom, derive_saturation
 from opsmate.agent.judge.statements import root_statement
-from opsmate.agent.kinds import card_for
+from opsmate.agent.kinds import card_for, too_few
 from opsmate.agent.observe import depgraph
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.facts import FactKind as K
@@ -56,10 +56,14 @@ def estimate_onset(state: TaskState) -> datetime | None:
     """The reported onset, else the first problem about the subject."""
     if state.onset:
         return state.onset
+    start = state.constraints.window_from  # a problem before the window asked about is old
     times = [
         f.time
         for f in state.facts
-        if f.time and f.severity == "error" and (f.focus or not state.constraints.services)
+        if f.time
+        and f.severity == "error"
+        and (f.focus or not state.constraints.services)
+        and (start is None or (f.last_time or f.time) >= start)
     ]
     return min(times) if times else None
 
@@ -129,14 +133,14 @@ def analyse(
         added.explains, added.explains_subject = mine[0], True
     reached = links.unreachable_targets(facts, dg)
     for c in cands:
-        c.supported = c is added or _supported(c, onset)
+        c.supported = c is added or _supported(c, onset, state.constraints.window_from)
         if c.lead.reason in links.ROUTING and not _asked_about(c.lead, subject):
             # a Service that routes nowhere explains calls that fail to reach it, and only
             # those: without a caller failing on it, it is a latent misconfiguration
             comp = depgraph.fact_component(dg, c.lead)
             if comp is None or comp not in reached:
                 c.supported, c.conclusive, c.latent = False, False, True
-        elif c.lead.kind == K.PROBE_FAILURE and c.lead.count < card_for(c.lead).at_least:
+        elif c.lead.kind == K.PROBE_FAILURE and too_few(c.lead):
             c.supported, c.conclusive = False, False  # fewer failures than fail a pod: a blip
             c.score *= 0.5
         elif transients.passed_after_start(c.lead, facts) or transients.recovered(c.lead, graph):
@@ -221,20 +225,28 @@ def _impact(root: Candidate, facts: list[Fact], rel: dict[str, str], names: set[
     return out[:2]
 
 
-def _over_before(c: Candidate, onset: datetime | None) -> bool:
+def _over_before(c: Candidate, onset: datetime | None, window_from: datetime | None = None) -> bool:
     """Whether an inferred cause was seen only before the onset and not since (a readiness
-    blip a quarter of an hour before the trouble explains none of it)."""
-    if onset is None or c.conclusive or c.lead.time is None:
+    blip a quarter of an hour before the trouble explains none of it); or any cause, even
+    the system's own account, that ended before the window asked about began (a container
+    OOM-killed the evening before the morning's trouble)."""
+    if c.lead.time is None:
+        return False
+    if window_from is not None and (c.lead.last_time or c.lead.time) < window_from:
+        return True
+    if onset is None or c.conclusive:
         return False
     last = c.lead.last_time or c.lead.time
     return last < onset - timedelta(minutes=5) and c.lead.count <= 3
 
 
-def _supported(c: Candidate, onset: datetime | None = None) -> bool:
+def _supported(
+    c: Candidate, onset: datetime | None = None, window_from: datetime | None = None
+) -> bool:
     """Conclusive on its own, or an inferred cause with a second, independent support."""
     if c.superseded_by:
         return False  # the evidence says it no longer holds
-    if _over_before(c, onset):
+    if _over_before(c, onset, window_from):
         return False
     if c.conclusive:
         return True

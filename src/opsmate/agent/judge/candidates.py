@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from opsmate.agent.judge import links
 from opsmate.agent.judge.causality import can_explain, conclusive, specificity, symptom_rank
 from opsmate.agent.judge.runbook_match import DocMatcher
-from opsmate.agent.kinds import Trait, card_for
+from opsmate.agent.kinds import Trait, card_for, too_few
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.facts import FactKind as K
 from opsmate.agent.runbooks.library import RunbookDoc
@@ -168,7 +168,7 @@ def build(
     out: list[Candidate] = []
     for c in causes:
         sure = conclusive(c)
-        if c.count < card_for(c).at_least:
+        if too_few(c):
             sure = False  # a probe fails a pod only after failureThreshold (3) in a row
         cand = Candidate(lead=c, relation=rel[c.key], conclusive=sure)
         cand.explains = explained_by(c, cand.relation, mine, linked, reported)

@@ -26,7 +26,7 @@ from datetime import datetime, timedelta
 from opsmate.agent.judge import links
 from opsmate.agent.judge.candidates import Candidate, change_for
 from opsmate.agent.judge.causality import Role, role
-from opsmate.agent.kinds import Trait, card_for
+from opsmate.agent.kinds import Trait, card_for, too_few
 from opsmate.agent.observe.depgraph import DepEdge, DependencyGraph, fact_component
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.facts import FactKind as K
@@ -74,7 +74,7 @@ def abnormal_components(
             continue
         elif f.severity != "error" and not (_is(f, Trait.SHIFT) and f.detail.get("query")):
             continue  # a warning is abnormal only as a shifted request series
-        if f.count < card_for(f).at_least:
+        if too_few(f):
             continue  # one readiness blip, one logged error: not a component that is down
         if cutoff is not None and f.time is not None and (f.last_time or f.time) < cutoff:
             continue

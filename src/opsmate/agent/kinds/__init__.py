@@ -2,7 +2,16 @@
 (:mod:`.catalog`) and the lookups every phase uses (:mod:`.registry`)."""
 
 from opsmate.agent.kinds.card import Card, Read, Role, Trait, read
-from opsmate.agent.kinds.registry import base, by_id, card_for, cards, finer, kinds_with, role
+from opsmate.agent.kinds.registry import (
+    base,
+    by_id,
+    card_for,
+    cards,
+    finer,
+    kinds_with,
+    role,
+    too_few,
+)
 
 __all__ = [
     "Card",
@@ -17,4 +26,5 @@ __all__ = [
     "kinds_with",
     "read",
     "role",
+    "too_few",
 ]

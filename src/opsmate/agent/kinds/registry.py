@@ -9,6 +9,7 @@ the kind's base card. ``base(kind)`` is the base card; ``by_id`` one card;
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from functools import lru_cache
 
 from opsmate.agent.kinds.card import Card, Role, Trait
@@ -95,3 +96,16 @@ def weak_root(f: Fact) -> bool:
     An investigation does not stop on one while checks remain."""
     card = card_for(f)
     return card.needs_deeper or (card.base and card.fact == FactKind.LOG_ERROR)
+
+
+def too_few(f: Fact) -> bool:
+    """Fewer occurrences than make the failure act: below the card's ``at_least``; or, for a
+    failure that acts only after ``at_least`` in a row (a probe's failureThreshold), fewer
+    than three runs' worth spread over ten minutes or more: a flap (at most a couple of
+    brief episodes), not a pod taken out of service."""
+    need = card_for(f).at_least
+    if f.count < need:
+        return True
+    if need < 3 or f.time is None or f.last_time is None:
+        return False
+    return f.last_time - f.time >= timedelta(minutes=10) and f.count < 3 * need

@@ -1,7 +1,9 @@
 """A pod that does not run what its workload says: a container image that is not in any
 image of the workload's revision the pod belongs to (a fault injector swapping the image
 for ``pause``, a hand edit of a pod). The workload's template is the reference; the pod's
-own spec says what runs.
+own spec says what runs. Containers a webhook adds at admission (a mesh's proxy, a runtime's
+sidecar) are not in the template either: a pod with more containers than its template has
+images is read as injected, not swapped, unless more containers differ than were added.
 """
 
 from __future__ import annotations
@@ -48,9 +50,10 @@ def image_drift(ctx: ObserveContext) -> list[Fact]:
         if rev is None or not rev.images:
             continue
         allowed = {_repo(i) for i in rev.images}
-        for c in p.containers:
-            if not c.image or _repo(c.image) in allowed:
-                continue
+        odd = [c for c in p.containers if c.image and _repo(c.image) not in allowed]
+        if len(odd) <= len(p.containers) - len(set(rev.images)):
+            continue  # containers added at admission (a mesh or runtime sidecar), not swapped
+        for c in odd:
             facts.append(
                 k8s_fact(
                     ctx, K.MISCONFIGURATION, f"image-drift:{p.namespace}:{p.name}:{c.name}",
