@@ -184,3 +184,18 @@ def test_a_probe_that_failed_a_few_times_over_an_hour_is_a_flap() -> None:
         an = judge([probe(count, span), _errors()])
         [c] = [c for c in an.candidates if c.lead.kind == K.PROBE_FAILURE]
         assert c.conclusive is not flap, (count, span)
+
+
+def test_trouble_the_question_says_resolved_and_the_evidence_agrees_is_over() -> None:
+    def run(question: str, end_min: int) -> Any:
+        errors = _errors().model_copy(update={"last_time": T0 + timedelta(minutes=5)})
+        state = TaskState(goal=question, questions=[question], subject=SHOP,
+                          facts=[_disk_full(), errors], onset=T0)  # fmt: skip
+        state.constraints.window_to = T0 + timedelta(minutes=end_min)
+        return analyse(state, EvidenceStore(), [], ObjectGraph())
+
+    over = run("paged at 10:00 for shop errors, it auto-resolved at 10:05. anything to fix?", 60)
+    assert over.root is None and over.missing.startswith("the trouble is over")
+    assert "10:05" in over.missing and over.hypotheses  # what it most likely was stays a lead
+    assert run("paged at 10:00 for shop errors, it auto-resolved. anything to fix?", 12).root
+    assert run("shop returns errors since 10:00, why?", 60).root is not None  # not said over

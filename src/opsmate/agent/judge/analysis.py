@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -175,9 +176,13 @@ def analyse(
         hops = [f for f in walk.chain_facts(path) if f is not root.lead and f not in root.chain]
         root.chain = hops + root.chain
         state.walk = [e.to_json() for e in path.path]
+    over = _over(state, facts) if root is not None else None
+    if over is not None:
+        root = None  # the trouble is over: what caused it stays a lead, not a finding
     hyps = _hypotheses(cands, root, mine, onset, facts)
     if root is None:
-        return Analysis(hyps, None, None, [], 0.0, _missing(state, cands, mine), onset, cands)
+        missing = over or _missing(state, cands, mine)
+        return Analysis(hyps, None, None, [], 0.0, missing, onset, cands)
     label = subject.label() if not subject.empty() else None
     root.impact = _impact(root, facts, rel, aliases | set(subject.names))
     statement, evidence = root_statement(root, label, reported)
@@ -187,6 +192,40 @@ def analyse(
     confidence += (0.05 if root.rid else 0.0) + (0.05 if root.change else 0.0)
     return Analysis(
         hyps, root, statement, evidence, round(min(confidence, 0.95), 2), "", onset, cands
+    )
+
+
+_RECOVERY = re.compile(
+    r"auto-?resolv|resolved (?:itself|on its own|by itself)|recovered|came back|back to normal"
+    r"|(?:is|are) (?:it|anything|something|they|that) still (?:broken|failing|down|wrong|an issue)"
+    r"|still (?:broken|failing|down)\?",
+    re.I,
+)
+_QUIET = timedelta(minutes=15)
+
+
+def _over(state: TaskState, facts: list[Fact]) -> str | None:
+    """When the question says the trouble resolved (or asks whether it still holds) and the
+    evidence agrees — every problem about the subject was last seen a quarter of an hour or
+    more before the end of the window, and none is a standing state without a time — why
+    there is no root cause to report: the trouble is over. Else None."""
+    end = state.constraints.window_to
+    if end is None or not _RECOVERY.search(" ".join([state.goal, *state.questions])):
+        return None
+    problems = [
+        f
+        for f in facts
+        if f.focus and f.severity == "error" and role(f) in (Role.SYMPTOM, Role.CAUSE)
+    ]
+    if any(f.time is None or (f.last_time or f.time) >= end - _QUIET for f in problems):
+        return None
+    last = max(((f.last_time or f.time) for f in problems if f.time), default=None)
+    who = state.subject.label() or "it"
+    seen = f"the last failure about {who} was seen at {last.strftime('%H:%M')}; " if last else ""
+    return (
+        f"the trouble is over: {seen}nothing read shows a failure about {who} in the last "
+        f"{int(_QUIET.total_seconds() // 60)} minutes of the window (to "
+        f"{end.strftime('%H:%M')}); the leads below say what it most likely was"
     )
 
 
