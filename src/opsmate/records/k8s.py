@@ -184,6 +184,9 @@ class Pod(Record):
     priority_class: Text = None
     image_pull_secrets: StrList = Field(default_factory=list)
     restart_policy: Text = None
+    # the kubernetes.io/limit-ranger annotation: which requests / limits the namespace's
+    # LimitRange filled in at admission ("LimitRanger plugin set: memory limit for container x")
+    limit_ranger: Text = None
 
     def owner_ref(self) -> ObjectRef | None:
         """The first owner reference as an :class:`ObjectRef` (same namespace)."""

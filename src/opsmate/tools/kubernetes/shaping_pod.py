@@ -340,6 +340,7 @@ def build_pod(pod: Any, *, tz: tzinfo | None = None) -> Pod:
             str(get(s, "name")) for s in as_list(get(spec, "imagePullSecrets")) if get(s, "name")
         ],
         "restart_policy": text(get(spec, "restartPolicy")),
+        "limit_ranger": text(get(meta(pod, "annotations") or {}, "kubernetes.io/limit-ranger")),
     }
     return Pod.model_validate(fields)
 

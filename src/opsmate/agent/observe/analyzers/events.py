@@ -66,15 +66,27 @@ def events(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
     return facts
 
 
+# what a resource named in an eviction is on the node, in the words people search for
+_NODE_RESOURCE = {
+    "ephemeral-storage": "disk (ephemeral-storage)",
+    "nodefs.available": "disk (nodefs)",
+    "imagefs.available": "image disk (imagefs)",
+    "nodefs.inodesFree": "disk inodes (nodefs)",
+    "memory.available": "memory",
+    "pid.available": "process ids (PIDs)",
+}
+
+
 def eviction_cause(f: Fact) -> Fact:
     """What the kubelet says an evicted container did: used more of a resource than it
     requested while the node ran low (the kubelet's own account, so conclusive)."""
     d = f.detail
     res = d.get("resource") or "a resource"
+    low = _NODE_RESOURCE.get(res, res)
     statement = (
         f"container {d['container']} of {f.subject.label() if f.subject else 'the pod'} used "
         f"{d.get('usage')} of {res} with a request of {d.get('request')}: the kubelet evicted "
-        f"it when the node ran low on {res}"
+        f"it when the node ran low on {low}"
     )
     return f.model_copy(
         update={

@@ -59,6 +59,19 @@ class _Finding:
     refs: list[ObjRef] = field(default_factory=list)
 
 
+def _defaulted(pod: Pod, container: str | None, what: str) -> bool:
+    """Whether the LimitRanger filled in ``what`` ("memory limit") for ``container`` at
+    admission: ``LimitRanger plugin set: cpu, memory limit for container app``."""
+    note = pod.limit_ranger or ""
+    for part in note.split(";"):
+        head, _, who = part.partition(" for container ")
+        kind = what.split()[-1]  # "limit" / "request"
+        res = what.split()[0]  # "memory" / "cpu"
+        if who.strip() == container and kind in head and res in head:
+            return True
+    return False
+
+
 def _container_findings(pod: Pod, c: Container) -> list[_Finding]:
     out: list[_Finding] = []
     who = f"{'init container' if c.init else 'container'} {c.name}"
@@ -70,6 +83,11 @@ def _container_findings(pod: Pod, c: Container) -> list[_Finding]:
     term_time = c.finished_at if c.state == "terminated" else (last.finished_at if last else None)
     if term_reason == "OOMKilled" or (term_code == 137 and term_reason in (None, "OOMKilled")):
         at = f" at its memory limit of {limit}" if limit else ""
+        if limit and _defaulted(pod, c.name, "memory limit"):
+            at += (
+                ", a limit the namespace's LimitRange set by default at admission (annotation "
+                "kubernetes.io/limit-ranger), not one the workload asks for"
+            )
         out.append(
             _Finding(
                 FactKind.OOM_KILLED,
