@@ -417,3 +417,13 @@ def test_sandbox_failure_is_a_node_warning() -> None:
 )
 def test_other_messages_are_none(reason: str | None, message: str | None) -> None:
     assert read_message(reason, message, NS) is None
+
+
+def test_a_sandbox_that_gets_no_ip_address_is_the_pod_network_exhausted() -> None:
+    msg = ('Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup '
+           'network for sandbox "16a8": plugin type="x-cni" failed (add): add cmd: failed to '
+           "assign an IP address to container")  # fmt: skip
+    reading = read_message("FailedCreatePodSandBox", msg, "chat")
+    assert reading is not None and reading.kind == K.SATURATION
+    other = read_message("FailedCreatePodSandBox", "failed to create containerd task: EOF", "x")
+    assert other is not None and other.kind == K.NODE_PROBLEM  # the runtime, not IPs

@@ -63,6 +63,10 @@ _PULL = re.compile(
 _PROBE = re.compile(r"\b(Readiness|Liveness|Startup) probe (?:failed|errored)\b:?\s*(.*)", re.I)
 _SCHED = re.compile(r"\b\d+/\d+ nodes are available\b", re.I)
 _BACKOFF_RESTART = re.compile(r"back-?off(?:\s+\S+)?\s+restarting failed container", re.I)
+_NO_POD_IP = re.compile(
+    r"assign an IP address|no (?:more )?(?:free )?IP addresses? (?:available|left)|IPAM|ipam"
+    r"|failed to allocate (?:an )?IP|range is full|InsufficientFreeAddresses",
+)
 _OOM = re.compile(r"\b(?:out of memory|oom[- ]?kill|OOMKilled|Memory cgroup out of memory)", re.I)
 _LOW_ON = re.compile(r"low on resource:?\s*([\w-]+)", re.I)
 _USING = re.compile(
@@ -261,6 +265,10 @@ def read_message(reason: str | None, message: str | None, namespace: str | None)
         return Reading(K.CONFIG_ERROR)
     if r in ("ProvisioningFailed", "FailedBinding"):
         return Reading(K.MISCONFIGURATION)
+    if r == "FailedCreatePodSandBox" and _NO_POD_IP.search(m):
+        # the pod network has no address to give: the CNI's pool (or the subnet behind it)
+        # is exhausted, whatever the node
+        return Reading(K.SATURATION, detail={"pod_network": "no IP address"})
     if r in ("FailedCreatePodSandBox", "FailedKillPod", "FailedSync", "NetworkNotReady"):
         return Reading(K.NODE_PROBLEM, severity="warning")
     return None

@@ -68,6 +68,29 @@ CARDS = (
         catalog=("k8sgpt:Node",),
     ),
     variant(
+        K.SATURATION,
+        "pod-ip-exhaustion",
+        "The pod network has no IP address to give (CNI pool or subnet exhausted)",
+        reasons=("FailedCreatePodSandBox",),
+        example=(
+            "FailedCreatePodSandBox",
+            'failed to setup network for sandbox "x": add cmd: failed to assign an IP '
+            "address to container",
+        ),
+        conclusive=True,
+        specificity=2.8,
+        phrase="pods that get no IP address: the CNI's address pool or the subnet behind it "
+        "is exhausted",
+        check="see the CNI's own account (its daemon's log on the node: ipamd / calico-node / "
+        "cilium-agent) and the free addresses of the node's subnet or IP pool",
+        mitigation="free or add addresses (a larger subnet or pool, prefix delegation, fewer "
+        "pods per node); a person decides",
+        topics=("cni", "ip", "subnet", "ipam", "sandbox", "network"),
+        evidence="FailedCreatePodSandBox events on pods stuck in ContainerCreating",
+        confirms="the CNI's log saying it has no free address",
+        catalog=("k8sgpt:Pod", "AWS VPC CNI: InsufficientFreeAddressesInSubnet", "ITBench"),
+    ),
+    variant(
         K.NODE_PROBLEM,
         "node-sandbox-failure",
         "Pod sandbox / runtime failures on the node",
