@@ -157,3 +157,36 @@ def test_pods_that_restart_read_the_events_of_their_nodes() -> None:
         ("Node", "n1", "default"), ("Node", "n2", "default")]  # fmt: skip
     other = f.model_copy(update={"focus": False})
     assert list(rule("node_events_of_restarts").fact_fn(other, ctx)) == []  # type: ignore[misc]
+
+
+def test_tls_spoken_to_a_plain_text_server_names_the_ingress_that_asks_for_it() -> None:
+    from opsmate.agent.observe.software import backend_protocol
+    from opsmate.loganalysis.signals import classify
+    from opsmate.records.k8s_objects import Ingress
+    from opsmate.tools.kubernetes.shaping_objects import shape_record
+
+    line = ("SSL_do_handshake() failed (SSL: error:0A00010B:SSL routines::wrong version number) "
+            "while SSL handshaking to upstream, server: docs.example.org")  # fmt: skip
+    assert classify(line).reason == "protocol_mismatch"
+    assert classify('http: server gave HTTP response to HTTPS client').reason == (
+        "protocol_mismatch")  # fmt: skip
+    assert classify("GET /health 200").reason != "protocol_mismatch"
+
+    def ingress(name: str, host: str, proto: str | None) -> Ingress:
+        notes = {"nginx.ingress.kubernetes.io/backend-protocol": proto} if proto else {}
+        raw = {"kind": "Ingress", "apiVersion": "networking.k8s.io/v1",
+               "metadata": {"name": name, "namespace": "docs", "annotations": notes},
+               "spec": {"rules": [{"host": host, "http": {"paths": [{"path": "/", "backend": {
+                   "service": {"name": name, "port": {"number": 80}}}}]}}]}}  # fmt: skip
+        rec = shape_record("Ingress", raw)
+        assert isinstance(rec, Ingress)
+        return rec
+
+    g = ObjectGraph()
+    g.add_listing("Ingress", [ingress("docs", "docs.example.org", "HTTPS"),
+                              ingress("argo", "argo.example.org", "HTTPS"),
+                              ingress("web", "web.example.org", None)], "E1",
+                  namespace="docs")  # fmt: skip
+    said = backend_protocol(line, g)
+    assert said == "Ingress docs (nginx.ingress.kubernetes.io/backend-protocol: HTTPS)"
+    assert backend_protocol("wrong version number while SSL handshaking to upstream", g) is None

@@ -212,6 +212,15 @@ _CONFIG_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     ),
     (
         re.compile(
+            r"wrong version number|gave HTTP response to HTTPS client|first record does not "
+            r"look like a TLS handshake|(?:sent an|plain) HTTP request (?:was sent )?to (?:an )?"
+            r"HTTPS|tls: (?:oversized record|first record)|SSL routines[^\n]{0,40}unknown protocol",
+            _I,
+        ),
+        "protocol_mismatch",
+    ),
+    (
+        re.compile(
             r"(?:ssl |tls |x509: )?certificate (?:has )?(?:expired|is not yet valid|"
             r"verify failed|signed by unknown)|cert(?:ificate)? expired",
             _I,

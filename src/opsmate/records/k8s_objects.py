@@ -104,6 +104,9 @@ class Ingress(K8sObject):
     tls_hosts: StrList = Field(default_factory=list)
     tls_secrets: StrList = Field(default_factory=list)  # spec.tls[].secretName
     addresses: StrList = Field(default_factory=list)  # status.loadBalancer.ingress
+    # the protocol the controller speaks to the backends, when an annotation sets it
+    # ("nginx.ingress.kubernetes.io/backend-protocol: HTTPS")
+    backend_protocol: Text = None
 
     def services(self) -> list[str]:
         names = [b.service for b in [*self.rules, self.default_backend] if b and b.service]

@@ -17,7 +17,7 @@ from opsmate.agent.observe.depgraph import workload_of
 from opsmate.agent.observe.graph import ObjectGraph
 from opsmate.records.k8s import Pod
 
-__all__ = ["image_word", "software_target"]
+__all__ = ["backend_protocol", "image_word", "software_target"]
 
 _WORD = re.compile(r"[a-z][a-z0-9]*", re.I)
 _MIN = 5  # shorter image names ("app", "api", "web", "db") name nothing reliably
@@ -66,3 +66,24 @@ def software_target(text: str, graph: ObjectGraph, *, own: str | None = None) ->
         if selector and all(pod.labels.get(k) == v for k, v in selector.items()):
             return str(svc.name)
     return comp
+
+
+_TLS_VALUES = ("HTTPS", "GRPCS", "TRUE")
+
+
+def backend_protocol(text: str, graph: ObjectGraph) -> str | None:
+    """For a proxy's TLS handshake that failed on a plain-text answer: the Ingress whose
+    annotation makes the controller speak TLS to its backends, as ``Ingress x
+    (nginx.ingress.kubernetes.io/backend-protocol: HTTPS)`` — the one whose host the message
+    names when several do; None when no Ingress read sets it."""
+    setting = [
+        ing
+        for ing in graph.all("Ingress")
+        if (ing.backend_protocol or "").rsplit(":", 1)[-1].strip().upper() in _TLS_VALUES
+    ]
+    low = (text or "").lower()
+    named = [i for i in setting if any(r.host and r.host.lower() in low for r in i.rules)]
+    pick = named or setting
+    if len(pick) != 1:
+        return None
+    return f"Ingress {pick[0].name} ({pick[0].backend_protocol})"

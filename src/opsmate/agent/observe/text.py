@@ -81,6 +81,7 @@ def workload_of(pod_name: str | None) -> str | None:
 
 # how a log classifier's reason is said in a fact's statement
 _REASON_WORDS = {
+    "protocol_mismatch": "one side speaks TLS and the other plain text",
     "dns": "its name does not resolve",
     "refused": "connection refused",
     "timeout": "timed out",

@@ -157,7 +157,17 @@ def _ingress(obj: Any, tz: tzinfo | None) -> dict[str, Any]:
             rules.append({"host": host})
     default = get(spec, "defaultBackend") or get(spec, "backend")
     lb = as_list(get(obj, "status", "loadBalancer", "ingress"))
+    notes = get(obj, "metadata", "annotations")
+    proto = next(
+        (
+            f"{k}: {v}"
+            for k, v in (notes.items() if isinstance(notes, Mapping) else ())
+            if str(k).endswith(("/backend-protocol", "/secure-backends")) and v
+        ),
+        None,
+    )
     return {
+        "backend_protocol": proto,
         "class_name": cls,
         "class_source": source,
         "rules": rules,

@@ -7,6 +7,7 @@ dependencies, error templates, last words) by the words the programs print."""
 
 from __future__ import annotations
 
+from opsmate.agent.kinds.card import read
 from opsmate.agent.kinds.catalog.base import variant
 from opsmate.agent.observe.facts import FactKind as K
 
@@ -41,6 +42,41 @@ CARDS = (
         topics=("clock", "time", "ntp", "skew", "certificate", "token"),
         asks=r"clock|time|skew|ntp|token|certificate",
         catalog=("ChaosMesh:TimeChaos", "classic: clock skew"),
+    ),
+    variant(
+        K.CONFIG_ERROR,
+        "tls-protocol-mismatch",
+        "One side speaks TLS, the other plain text (backend protocol / mTLS mode mismatch)",
+        reasons=("protocol_mismatch",),
+        example=(
+            "protocol_mismatch",
+            "SSL_do_handshake() failed (SSL: error:0A00010B:SSL routines::wrong version number) "
+            "while SSL handshaking to upstream",
+        ),
+        conclusive=True,
+        specificity=2.9,
+        phrase="a proxy or client that speaks TLS to a plain-text server (or plain text to a "
+        "TLS one)",
+        check="compare what the caller speaks with what the server serves: the Ingress's "
+        "backend-protocol annotation, the Service port's appProtocol, a mesh's mTLS mode",
+        mitigation="make both sides agree (drop or fix the backend-protocol annotation, or "
+        "serve TLS); a person decides",
+        reads=(
+            read(
+                "list_objects",
+                "Ingresses and their backend protocol",
+                kind="Ingress",
+                namespace="{ns}",
+            ),
+        ),
+        topics=("tls", "ssl", "https", "protocol", "backend-protocol", "mtls", "handshake"),
+        evidence="the proxy's or client's log (a handshake that fails on a plain-text answer)",
+        confirms="an annotation or setting that makes the caller speak TLS to a plain port",
+        catalog=(
+            "ingress-nginx: backend-protocol",
+            "Istio: PeerAuthentication mode",
+            "classic: http vs https",
+        ),
     ),
     variant(
         K.CONFIG_ERROR,

@@ -39,7 +39,7 @@ from opsmate.agent.observe.context import ObserveContext
 from opsmate.agent.observe.facts import Fact, FactKind, ObjRef
 from opsmate.agent.observe.k8s_messages import Reading, read_message
 from opsmate.agent.observe.registry import for_tools
-from opsmate.agent.observe.software import software_target
+from opsmate.agent.observe.software import backend_protocol, software_target
 from opsmate.agent.observe.text import hm
 from opsmate.loganalysis.parse import parse_record
 from opsmate.loganalysis.signals import Signal, classify, hosts_in
@@ -120,6 +120,10 @@ def _group_fact(
         named = _companion_hosts(g, companions)
         if named:
             sig = Signal(sig.kind, sig.reason, tuple(named))
+    if sig.reason == "protocol_mismatch":
+        said = backend_protocol(f"{quote} {err or ''}", ctx.graph)
+        if said:  # the Ingress that makes the proxy speak TLS to its backend
+            sig = Signal(sig.kind, sig.reason, (said,))
     if sig.kind == "dependency" and not sig.targets:
         product = software_target(f"{quote} {err or ''}", ctx.graph, own=emitter)
         if product:  # "RabbitMQ.Client ... ACCESS_REFUSED": the workload running it
