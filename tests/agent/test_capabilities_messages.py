@@ -190,3 +190,33 @@ def test_tls_spoken_to_a_plain_text_server_names_the_ingress_that_asks_for_it() 
     said = backend_protocol(line, g)
     assert said == "Ingress docs (nginx.ingress.kubernetes.io/backend-protocol: HTTPS)"
     assert backend_protocol("wrong version number while SSL handshaking to upstream", g) is None
+
+
+def test_a_store_without_enough_live_replicas_is_a_failing_dependency() -> None:
+    from opsmate.loganalysis.signals import classify
+
+    for line in (
+        "Failed to save span (error: Cannot achieve consistency level LOCAL_QUORUM)",
+        "NoHostAvailable: ('Unable to complete the operation against any hosts')",
+        "org.apache.kafka.common.errors.NotEnoughReplicasException: ISR too small",
+    ):
+        sig = classify(line)
+        assert (sig.kind, sig.reason) == ("dependency", "unavailable"), line
+
+
+def test_a_service_in_front_of_several_workloads_depends_on_each() -> None:
+    from opsmate.agent.observe import depgraph
+
+    g = ObjectGraph()
+    racks = [_pod(f"db-r{i}-sts-0", "shop/db:4", {"cluster": "db"}) for i in (1, 2, 3)]
+    for p in racks:
+        p.owner = f"StatefulSet/db-r{p.name[4]}-sts"
+    g.add_listing("Pod", racks, "E1", namespace="shop")
+    g.add_listing("Service", [Service.model_validate(
+        {"name": "db", "namespace": "shop", "selector": {"cluster": "db"}})], "E2",
+        namespace="shop")  # fmt: skip
+    dg = depgraph.build(g)
+    first = dg.component("db")
+    assert first is not None
+    others = {e.dst for e in dg.edges if e.src == first}
+    assert others == {"db-r1-sts", "db-r2-sts", "db-r3-sts"} - {first}

@@ -54,7 +54,11 @@ _CONN_FAIL = re.compile(
     r"\bconnect timed out|\bconnect timeout|ConnectTimeout|"
     r"(?:service|server|upstream|backend|dependency) (?:is )?unavailable|"
     r"(?:returned|responded with|answered) (?:http |status )?5\d\d|bad gateway|"
-    r"service unavailable|gateway timeout",
+    r"service unavailable|gateway timeout|"
+    # a replicated store that has too few live replicas to answer (quorum lost)
+    r"cannot achieve consistency level|not enough (?:replicas|nodes)|NoHostAvailable|"
+    r"UnavailableException|NotEnoughReplicas|no (?:reachable|available) (?:servers|hosts|replicas)|"
+    r"quorum (?:lost|not (?:available|reached))",
     _I,
 )
 _TARGET_PATTERNS: tuple[re.Pattern[str], ...] = (

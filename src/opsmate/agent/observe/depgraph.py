@@ -271,6 +271,11 @@ def build(graph: ObjectGraph, facts: Iterable[Fact] = ()) -> DependencyGraph:
         backing = [workload_of(p) for p in pods if _selects(s.selector, p.labels)]
         comp = max(set(backing), key=backing.count) if backing else dg.aliases.get(name, name)
         dg.aliases[name] = comp
+        eid = graph.source_of("Service", s.namespace, s.name or "") or ""
+        for other in sorted(set(backing) - {comp}):
+            # one Service in front of several workloads (a database's racks, a canary): a
+            # call to it depends on every one of them
+            dg.add(comp, other, f"Service {name} routes to it too", [eid])
         if s.namespace:
             for suffix in (
                 f".{s.namespace}",

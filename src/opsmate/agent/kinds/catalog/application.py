@@ -274,6 +274,7 @@ CARDS = (
         words=r"consumer lag|lag (?:is )?(?:growing|increasing)|queue (?:is )?full|backlog",
         example=("queue_full", "queue size exceeded"),
         phrase="a queue that consumers do not keep up with",
+        needs_deeper=True,  # why the consumer or the store behind it is slow is the cause
         topics=("queue", "lag", "consumer", "backlog", "kafka", "rabbitmq"),
         catalog=("classic: consumer lag",),
     ),
