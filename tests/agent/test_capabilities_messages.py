@@ -220,3 +220,26 @@ def test_a_service_in_front_of_several_workloads_depends_on_each() -> None:
     assert first is not None
     others = {e.dst for e in dg.edges if e.src == first}
     assert others == {"db-r1-sts", "db-r2-sts", "db-r3-sts"} - {first}
+
+
+def test_a_connection_string_names_its_database_host() -> None:
+    from opsmate.agent.observe.depgraph import hosts_in
+
+    assert hosts_in("server=sqlserver;user id=sa;password=x;database=Invoices") == [
+        ("sqlserver", None)]  # fmt: skip
+    assert hosts_in("Host=pg.db.svc;Port=5432;Database=a") == [("pg.db.svc", None)]
+    assert hosts_in("Data Source=tcp:sql1,1433;Initial Catalog=x") == [("sql1", "1433")]
+    assert hosts_in("Database=orders;User Id=app") == []  # names no host
+
+
+def test_a_probe_blip_is_not_a_failure_of_the_subjects_own() -> None:
+    from opsmate.agent.judge.links import own_failure
+
+    def probe(count: int) -> Fact:
+        return Fact(key=f"p{count}", statement="s", kind=FactKind.PROBE_FAILURE,
+                    severity="error", focus=True, count=count, reason="Unhealthy",
+                    subject=ObjRef(kind="Pod", name="web-1", namespace="shop"))  # fmt: skip
+
+    web = Subject(names=["web"], namespace="shop")
+    assert not own_failure([probe(2)], web, [])  # fewer than failureThreshold
+    assert own_failure([probe(5)], web, [])

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 
 from opsmate.agent.intake.subject import Subject
-from opsmate.agent.kinds import Role, Trait, card_for
+from opsmate.agent.kinds import Role, Trait, card_for, too_few
 from opsmate.agent.observe.depgraph import DependencyGraph, fact_component
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.graph import ObjectGraph
@@ -270,6 +270,8 @@ def own_failure(facts: list[Fact], subject: Subject, focus_services: list[str]) 
     for f in facts:
         if f.severity != "error" or _caller_side(f) or _down(f):
             continue
+        if f.background or too_few(f):
+            continue  # noise, or fewer occurrences than make the failure act (a probe blip)
         if card_for(f).role != Role.CAUSE:
             continue  # a symptom, a change or context: not a failure of its own
         if f.focus or any(subject.matches(n) for n in f.names()):

@@ -39,6 +39,11 @@ _ADDR_KEY = re.compile(
     r"|UPSTREAM|BACKEND|TARGET)S?$",
     re.I,
 )
+_CONN_KEY = re.compile(
+    r"(?:^|;)\s*(?:server|host|data source|address|addr|hostname)\s*=\s*"
+    r"((?:tcp:)?[a-z][a-z0-9.-]*)(?:[,:](\d{2,5}))?\s*(?=;|$)",
+    re.I,
+)
 _HASH = re.compile(r"-[a-z0-9]{6,10}$")
 _POD_HASH = re.compile(r"-[a-z0-9]{8,10}-[a-z0-9]{5}$")
 _CALLER_LABELS = (
@@ -243,6 +248,10 @@ def hosts_in(text: str) -> list[tuple[str, str | None]]:
     for m in _IPPORT.finditer(text):
         if not any(m.group(1) == h for h, _ in out):
             out.append((m.group(1), m.group(2)))
+    for m in _CONN_KEY.finditer(text):  # "Server=db,1433;Database=x" (ADO.NET, JDBC props)
+        host = m.group(1).lower().removeprefix("tcp:")
+        if not any(host == h for h, _ in out):
+            out.append((host, m.group(2)))
     return [(h, p) for h, p in out if h not in _LOCAL and not SOURCE_FILE.search(h)]
 
 
