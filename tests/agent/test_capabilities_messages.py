@@ -243,3 +243,16 @@ def test_a_probe_blip_is_not_a_failure_of_the_subjects_own() -> None:
     web = Subject(names=["web"], namespace="shop")
     assert not own_failure([probe(2)], web, [])  # fewer than failureThreshold
     assert own_failure([probe(5)], web, [])
+
+
+def test_the_series_that_moved_a_mean_is_named() -> None:
+    from opsmate.agent.observe.analyzers.metrics import _leading
+    from opsmate.records.metrics import Series
+
+    def series(container: str, peak: float) -> Series:
+        point = {"time": "2026-06-01T10:30:00Z", "value": peak}
+        return Series.model_validate({"labels": {"container": container}, "max": point})
+
+    lead = _leading([series("web", 0.05), series("db", 0.97), series("cache", 0.1)])
+    assert lead is not None and lead.labels == {"container": "db"}
+    assert _leading([series("web", 0.5), series("db", 0.6)]) is None  # alike: no leader

@@ -252,13 +252,18 @@ def metrics(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
     if not shifted and len(res.series) > 1:
         agg = aggregate_shift([_raw(s) for s in res.series])
         if agg is not None:
-            what = f"{label} (mean of {len(res.series)} series)"
+            lead = _leading(res.series)
+            led = ""
+            if lead is not None:
+                led = "; led by {" + ",".join(f"{k}={v}" for k, v in lead.labels.items()) + "}"
+                led += f" (max {lead.max.value if lead.max else '?'})"
+            what = f"{label} (mean of {len(res.series)} series{led})"
             text = (
                 f"{what} {agg['direction']} from {agg['before']} to {agg['after']} "
                 f"at {str(agg['time'])[11:19]}"
             )
             values = [v for s in res.series for v in s.labels.values()]
-            app = _app_of(query, {})
+            app = _app_of(query, lead.labels if lead is not None else {})
             facts.append(
                 Fact(
                     key=f"metric:{query}:*",
@@ -276,6 +281,21 @@ def metrics(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
                 )
             )
     return facts
+
+
+def _leading(series: list[Any]) -> Any | None:
+    """The one series that stands out of a group (its peak at least twice every other's):
+    the container whose throttling, the pod whose memory, moved the mean. None when the
+    peaks are alike."""
+    peaks = sorted(
+        ((float(s.max.value), i) for i, s in enumerate(series) if s.max and s.max.value),
+        reverse=True,
+    )
+    if not peaks or peaks[0][0] <= 0:
+        return None
+    if len(peaks) > 1 and peaks[0][0] < 2 * peaks[1][0]:
+        return None
+    return series[peaks[0][1]]
 
 
 def record_latency(
