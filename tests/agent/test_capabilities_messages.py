@@ -256,3 +256,19 @@ def test_the_series_that_moved_a_mean_is_named() -> None:
     lead = _leading([series("web", 0.05), series("db", 0.97), series("cache", 0.1)])
     assert lead is not None and lead.labels == {"container": "db"}
     assert _leading([series("web", 0.5), series("db", 0.6)]) is None  # alike: no leader
+
+
+def test_no_log_line_under_a_label_reads_the_logs_of_its_workload() -> None:
+    g = ObjectGraph()
+    pod = Pod.model_validate({"name": "jobs-worker-7d9f8c6b5-x2x1q", "namespace": "ci",
+                              "labels": {"app": "queue"},
+                              "owner": "ReplicaSet/jobs-worker-7d9f8c6b5"})  # fmt: skip
+    g.add_listing("Pod", [pod], "E1", namespace="ci")
+    ctx = RuleContext(subject=Subject(names=["queue"], namespace="ci"),
+                      tools=frozenset({"log_stats"}), graph=g)  # fmt: skip
+    empty = ToolResult(call_id="c", tool="log_stats", status="no_data", data={},
+                       args={"service": "queue"})  # fmt: skip
+    [check] = rule("logs_under_the_workload_name").result_fn(empty, ctx)  # type: ignore[misc]
+    assert check.args == {"service": "jobs-worker"}
+    found = empty.model_copy(update={"status": "success"})
+    assert list(rule("logs_under_the_workload_name").result_fn(found, ctx)) == []  # type: ignore[misc]

@@ -76,3 +76,18 @@ def test_an_ingress_subject_stands_for_its_services_and_the_app_namespace_is_no_
     assert g.subject.names == ["web-svc"] and g.subject.kind == "Service"
     assert g.services == []  # the Ingress and the application's namespace name are no services
     assert any("routes to Service web-svc" in n for n in g.notes)
+
+
+def test_a_short_name_or_a_pod_label_stands_for_the_one_object_it_is_part_of() -> None:
+    objects = ["gitlab-sidekiq-all-in-1-v2", "gitlab-sidekiq-all-in-1-v2-68cbd9f7d5",
+               "gitlab-sidekiq-all-in-1-v2-68cbd9f7d5-d62xk", "gitlab-webservice-default",
+               "gitlab-webservice-default-7b6f9c5d4c-ct974", "web-a", "web-b"]  # fmt: skip
+    inv = Inventory.of(["gitlab"], [*objects, "sidekiq"], objects=objects)  # label app=sidekiq
+    assert inv.known_as("sidekiq") == "gitlab-sidekiq-all-in-1-v2"
+    assert inv.known_as("webservice") == "gitlab-webservice-default"
+    assert inv.known_as("web") is None  # two objects: ambiguous
+    subject = Subject(names=["sidekiq"], namespace="gitlab")
+    g = ground("sidekiq in ns gitlab looks idle", subject, inv, services=["sidekiq"])
+    assert g.subject.names == ["gitlab-sidekiq-all-in-1-v2"]
+    assert g.services == ["gitlab-sidekiq-all-in-1-v2"]
+    assert any("taken as gitlab-sidekiq-all-in-1-v2" in n for n in g.notes)

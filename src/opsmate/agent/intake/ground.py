@@ -29,6 +29,7 @@ class Inventory:
     namespaces: set[str] = field(default_factory=set)
     names: set[str] = field(default_factory=set)
     routes: dict[str, list[str]] = field(default_factory=dict)  # Ingress -> its Services
+    objects: set[str] = field(default_factory=set)  # the objects' own names (no labels)
 
     @classmethod
     def of(
@@ -36,17 +37,31 @@ class Inventory:
         namespaces: Iterable[str],
         names: Iterable[str],
         routes: dict[str, list[str]] | None = None,
+        objects: Iterable[str] = (),
     ) -> Inventory:
         return cls(
             {n.lower() for n in namespaces if n},
             {n.lower() for n in names if n},
             {k.lower(): list(v) for k, v in (routes or {}).items()},
+            {n.lower() for n in objects if n},
         )
 
     def has_object(self, name: str) -> bool:
         """Whether an object, a service or a workload's pods go by ``name``."""
         low = name.lower()
         return low in self.names or any(n.startswith(low + "-") for n in self.names)
+
+    def known_as(self, name: str) -> str | None:
+        """The one object a short name stands for ("sidekiq" for the Deployment
+        ``gitlab-sidekiq-all-in-1-v2``, whose pods and ReplicaSets share its name): the
+        name is a whole ``-``-separated part of it; None when none or several do."""
+        low = name.lower()
+        if len(low) < 4:
+            return None
+        pool = self.objects or self.names
+        hits = sorted(n for n in pool if f"-{low}-" in f"-{n}-")
+        bases = [n for n in hits if not any(n != b and n.startswith(b + "-") for b in hits)]
+        return bases[0] if len(bases) == 1 else None
 
 
 @dataclass
@@ -83,6 +98,18 @@ def ground(
         # "the TeaStore shop" in namespace teastore: the application, not a service of it
         focus = [s for s in focus if s.lower() != ns]
     if inventory.names and out.names:
+        # a name no object has (a word, or only a pod label such as app=sidekiq) that is a
+        # whole part of exactly one object's name: that object (its logs, its rollouts)
+        said = {
+            n: inventory.known_as(n)
+            for n in out.names
+            if not inventory.has_object(n)
+            or (inventory.objects and not _object_named(inventory.objects, n))
+        }
+        if any(said.values()):
+            out.names = list(dict.fromkeys(said.get(n) or n for n in out.names))
+            focus = list(dict.fromkeys(said.get(f) or f for f in focus))
+            notes.extend(f"{n!r} is taken as {full}" for n, full in said.items() if full)
         known = [n for n in out.names if inventory.has_object(n)]
         unknown = [n for n in out.names if not inventory.has_object(n)]
         if known and unknown:
@@ -103,6 +130,11 @@ def ground(
                 + (f"the namespace {out.namespace}" if out.namespace else "every namespace")
             )
     return Grounding(out, notes, unresolved, focus)
+
+
+def _object_named(objects: set[str], name: str) -> bool:
+    low = name.lower()
+    return low in objects or any(n.startswith(low + "-") for n in objects)
 
 
 def _ground_namespace(

@@ -467,7 +467,9 @@ def _ground_intake(q: str, intake: Any, src: Sources, env_cfg: Any) -> None:
         namespaces = list(env_cfg.kubernetes.namespaces)
     names = [*src.known_objects, *src.known_services] if src.known_objects else []
     services = list(intake.constraints.services)
-    inventory = Inventory.of(namespaces, names, routes=src.ingress_backends)
+    inventory = Inventory.of(
+        namespaces, names, routes=src.ingress_backends, objects=src.known_objects
+    )
     g = ground(q, intake.subject, inventory, services)
     intake.subject = g.subject
     intake.notes.extend(g.notes)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from opsmate.agent.observe.depgraph import workload_of as depgraph_workload
 from opsmate.agent.plan.registry import Check, RuleContext, result_rule
 from opsmate.agent.plan.tiers import Tier
 from opsmate.records.payloads import LogStatsPayload, pods_in
@@ -88,3 +89,28 @@ def subject_events_when_cut(result: ToolResult, ctx: RuleContext) -> Iterable[Ch
             Check("get_events", {**ns, "name": name}, f"the event list was cut: events of {name}")
         )
     return out
+
+
+@result_rule("logs_under_the_workload_name", Tier.FOLLOW, "log_stats")
+def logs_under_the_workload_name(result: ToolResult, ctx: RuleContext) -> Iterable[Check]:
+    """No log line for a service by the name the question (or a pod label) gives it: the
+    logs are often kept under the workload's own name (``app: sidekiq`` pods of the
+    Deployment ``gitlab-sidekiq-all-in-1-v2``). The workload of the pods that carry the
+    name, when there is exactly one."""
+    svc = str(result.args.get("service") or "").lower()
+    if result.status != "no_data" or not svc:
+        return []
+    owners = {
+        w
+        for p in ctx.graph.pods()
+        if p.name
+        and (svc in {str(v).lower() for v in p.labels.values()} or f"-{svc}-" in f"-{p.name}-")
+        and (w := depgraph_workload(p))
+        and w != svc
+    }
+    if len(owners) != 1:
+        return []
+    [owner] = owners
+    args = {k: v for k, v in result.args.items() if k == "level"}
+    return [Check("log_stats", {**args, "service": owner}, f"no log line under {svc}: "
+                  f"the logs of its workload {owner}")]  # fmt: skip
