@@ -91,3 +91,14 @@ def test_a_short_name_or_a_pod_label_stands_for_the_one_object_it_is_part_of() -
     assert g.subject.names == ["gitlab-sidekiq-all-in-1-v2"]
     assert g.services == ["gitlab-sidekiq-all-in-1-v2"]
     assert any("taken as gitlab-sidekiq-all-in-1-v2" in n for n in g.notes)
+
+
+def test_a_word_that_names_a_namespace_does_not_move_the_subject_out_of_its_own() -> None:
+    inv = Inventory.of(["orders", "analytics"], ["redash", "orders-api"],
+                       objects=["redash", "orders-api"],
+                       placed={"redash": ["analytics"], "orders-api": ["orders"]})  # fmt: skip
+    q = 'every Redash dashboard on the "Orders" source fails since 09:30'
+    g = ground(q, Subject(names=["redash"]), inv)
+    assert g.subject.namespace is None  # not "orders": redash lives in analytics
+    g = ground("orders-api in orders returns 500", Subject(names=["orders-api"]), inv)
+    assert g.subject.namespace == "orders"

@@ -30,6 +30,7 @@ class Inventory:
     names: set[str] = field(default_factory=set)
     routes: dict[str, list[str]] = field(default_factory=dict)  # Ingress -> its Services
     objects: set[str] = field(default_factory=set)  # the objects' own names (no labels)
+    placed: dict[str, list[str]] = field(default_factory=dict)  # workload -> namespaces
 
     @classmethod
     def of(
@@ -38,13 +39,20 @@ class Inventory:
         names: Iterable[str],
         routes: dict[str, list[str]] | None = None,
         objects: Iterable[str] = (),
+        placed: dict[str, list[str]] | None = None,
     ) -> Inventory:
         return cls(
             {n.lower() for n in namespaces if n},
             {n.lower() for n in names if n},
             {k.lower(): list(v) for k, v in (routes or {}).items()},
             {n.lower() for n in objects if n},
+            {k.lower(): list(v) for k, v in (placed or {}).items()},
         )
+
+    def home(self, name: str) -> str | None:
+        """The one namespace the workload or Service ``name`` lives in, else None."""
+        where = self.placed.get(name.lower()) or []
+        return where[0] if len(where) == 1 else None
 
     def has_object(self, name: str) -> bool:
         """Whether an object, a service or a workload's pods go by ``name``."""
@@ -149,10 +157,15 @@ def _ground_namespace(
         return
     cands = [c for c in namespace_candidates(question) if c in inv.namespaces]
     if not cands:
-        # a known namespace written anywhere in the question ("... app-108 is slow")
+        # a known namespace written anywhere in the question ("... app-108 is slow"), unless
+        # what the question asks about lives in one namespace, and not that one ("Redash
+        # dashboards on the Orders source": redash lives in analytics, not in orders)
         words = _WORD.findall(question.lower())
         cands = [w for w in dict.fromkeys(words) if w in inv.namespaces and len(w) >= 3]
         cands = [c for c in cands if c not in _COMMON]
+        homes = {h for n in out.names if (h := inv.home(n))}
+        if homes and not homes & set(cands):
+            cands = []  # the word names a namespace, not where the subject lives
     new = cands[0] if len(cands) == 1 or (cands and named is not None) else None
     if named is not None and named != new:
         if inv.has_object(named) and named not in out.names:

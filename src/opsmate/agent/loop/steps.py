@@ -74,7 +74,9 @@ class Steps:
             found = result.payload_as(RunbooksPayload)
             hits = hits_from(found.hits if found else [])
             self.rb.add_docs(hits, base_priority=45, max_new=1)
-        self._react(result, new)
+        # a survey read that found nothing hands its reserved step to what it prompts
+        # (the logs under the workload's own name when none are under the service's)
+        self._react(result, new, essential=check.essential and result.status == "no_data")
         if any(role(f) in (Role.CAUSE, Role.CHANGE) for f in new):
             self.rb.plan_matching_doc()
         line = (
@@ -147,7 +149,7 @@ class Steps:
             subject.names.extend(found)
             self.notes.append(f"the question's subject read as {', '.join(found)}")
 
-    def _react(self, result: Any, new: list[Fact]) -> None:
+    def _react(self, result: Any, new: list[Fact], essential: bool = False) -> None:
         """Queue what the rules propose for the new facts and the result."""
         rctx = RuleContext(
             subject=self.state.subject,
@@ -178,6 +180,7 @@ class Steps:
                 priority=int(p.tier),
                 trigger=p.trigger,
                 trigger_fact=p.fact,
+                essential=essential and p.fact is None,
             )
             self.planner.add(hold(check, unrelated))
 

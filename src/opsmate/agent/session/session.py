@@ -468,8 +468,9 @@ def _ground_intake(q: str, intake: Any, src: Sources, env_cfg: Any) -> None:
     names = [*src.known_objects, *src.known_services] if src.known_objects else []
     services = list(intake.constraints.services)
     inventory = Inventory.of(
-        namespaces, names, routes=src.ingress_backends, objects=src.known_objects
-    )
+        namespaces, names, routes=src.ingress_backends, objects=src.known_objects,
+        placed=src.object_namespaces,
+    )  # fmt: skip
     g = ground(q, intake.subject, inventory, services)
     intake.subject = g.subject
     intake.notes.extend(g.notes)

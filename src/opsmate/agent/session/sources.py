@@ -48,6 +48,8 @@ class Sources:
     # what exists, to ground the names a question carries (empty: unknown, nothing grounded)
     known_namespaces: list[str] = field(default_factory=list)
     known_objects: list[str] = field(default_factory=list)
+    # object name -> the namespaces objects of that name live in (workloads and Services)
+    object_namespaces: dict[str, list[str]] = field(default_factory=dict)
     # names that stand for other objects: an Ingress -> the Services it routes to
     ingress_backends: dict[str, list[str]] = field(default_factory=dict)
     # live: reads what exists (the fields above) for an environment within some seconds,
@@ -264,6 +266,7 @@ def open_sources(
             notes=notes,
             known_namespaces=_namespaces(b.objects),
             known_objects=_object_names(b.objects),
+            object_namespaces=_placement(b.objects),
             ingress_backends=_ingress_backends(b.objects),
             index_used="; ".join(used) or "none",
             recorder=recorder,
@@ -399,6 +402,21 @@ def _object_names(objects: list[Any]) -> list[str]:
             if isinstance(name, str) and name:
                 out.add(name.lower())
     return sorted(out)
+
+
+_PLACED = ("Deployment", "StatefulSet", "DaemonSet", "Service", "CronJob", "Job")
+
+
+def _placement(objects: list[Any]) -> dict[str, list[str]]:
+    """Workload and Service names (lower-case) -> the namespaces they live in."""
+    out: dict[str, set[str]] = {}
+    for o in objects:
+        if isinstance(o, dict) and o.get("kind") in _PLACED:
+            meta = _meta(o)
+            name, ns = meta.get("name"), meta.get("namespace")
+            if isinstance(name, str) and name and isinstance(ns, str) and ns:
+                out.setdefault(name.lower(), set()).add(ns)
+    return {k: sorted(v) for k, v in out.items()}
 
 
 def _services(b: Any, library: RunbookLibrary) -> list[str]:

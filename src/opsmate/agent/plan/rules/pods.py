@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from opsmate.agent.kinds import too_few
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.facts import FactKind as K
 from opsmate.agent.observe.text import workload_of
@@ -58,6 +59,8 @@ def node_events_of_restarts(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
     Node, in the ``default`` namespace, where a namespace's event list never looks."""
     if not fact.focus or fact.severity == "info" or "get_events" not in ctx.tools:
         return []
+    if too_few(fact):
+        return []  # a probe blip says nothing about the node
     names = {o.name for o in (fact.subject, *fact.objects) if o and o.kind == "Pod"}
     nodes: list[str] = []
     for pod in ctx.graph.pods():

@@ -95,8 +95,9 @@ def subject_events_when_cut(result: ToolResult, ctx: RuleContext) -> Iterable[Ch
 def logs_under_the_workload_name(result: ToolResult, ctx: RuleContext) -> Iterable[Check]:
     """No log line for a service by the name the question (or a pod label) gives it: the
     logs are often kept under the workload's own name (``app: sidekiq`` pods of the
-    Deployment ``gitlab-sidekiq-all-in-1-v2``). The workload of the pods that carry the
-    name, when there is exactly one."""
+    Deployment ``gitlab-sidekiq-all-in-1-v2``; ``redash`` made of ``redash-server`` and
+    ``redash-adhocworker``). The workloads of the pods that carry the name: the three the
+    evidence speaks of most."""
     svc = str(result.args.get("service") or "").lower()
     if result.status != "no_data" or not svc:
         return []
@@ -108,9 +109,14 @@ def logs_under_the_workload_name(result: ToolResult, ctx: RuleContext) -> Iterab
         and (w := depgraph_workload(p))
         and w != svc
     }
-    if len(owners) != 1:
+    if not owners:
         return []
-    [owner] = owners
+    # the ones the evidence speaks of first (their pods fail, their errors were seen)
+    said = " ".join(f.statement for f in ctx.facts if f.severity != "info").lower()
+    ranked = sorted(owners, key=lambda w: (-said.count(w), w))[:3]
     args = {k: v for k, v in result.args.items() if k == "level"}
-    return [Check("log_stats", {**args, "service": owner}, f"no log line under {svc}: "
-                  f"the logs of its workload {owner}")]  # fmt: skip
+    return [
+        Check("log_stats", {**args, "service": owner},
+              f"no log line under {svc}: the logs of its workload {owner}")
+        for owner in ranked
+    ]  # fmt: skip
