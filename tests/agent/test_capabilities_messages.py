@@ -272,3 +272,11 @@ def test_no_log_line_under_a_label_reads_the_logs_of_its_workload() -> None:
     assert check.args == {"service": "jobs-worker"}
     found = empty.model_copy(update={"status": "success"})
     assert list(rule("logs_under_the_workload_name").result_fn(found, ctx)) == []  # type: ignore[misc]
+
+
+def test_a_python_stack_is_quoted_by_its_exception() -> None:
+    from opsmate.loganalysis.parse import parse_line
+    from opsmate.loganalysis.stats import example_text
+
+    said = example_text(parse_line(TRACEBACK.split("\n", 1)[1]))
+    assert said.startswith("KeyError: 'QUEUE_URL'") and "traceback" in said

@@ -95,6 +95,9 @@ def example_text(pl: ParsedLine) -> str:
         text = pl.message
     if pl.context and pl.context not in text:
         text = f"{text} ({pl.context})"  # what a short message is about
+    if _TRACE_HEAD.match(text) and (tell := telling_line(text)):
+        # a stack that starts with its header says what failed on its last line
+        return f"{tell[: EXAMPLE_CHARS - 20]} (end of a traceback)"
     if len(text) > EXAMPLE_CHARS:
         deep = deepest_cause(text)
         if deep and deep not in text[:EXAMPLE_CHARS]:
@@ -110,6 +113,7 @@ def example_text(pl: ParsedLine) -> str:
     return text if len(text) <= EXAMPLE_CHARS else text[: EXAMPLE_CHARS - 1] + "…"
 
 
+_TRACE_HEAD = re.compile(r"\s*(?:Traceback \(most recent call last\)|Exception in thread )")
 _NESTED = re.compile(r"(?:nested exception is|Caused by:|\. Message:)\s*", re.I)
 _ADDRESS = re.compile(
     r"\b[a-z][a-z0-9+.-]*://[^\s\"'<>]+|\b[a-z][a-z0-9-]*(?:\.[a-z0-9-]+)*:\d{2,5}\b", re.I

@@ -83,6 +83,8 @@ def _quote(ln: PodLogLine) -> str:
     if telling is None:
         return text
     head = text.splitlines()[0].strip()
+    if head.startswith("Traceback (most recent call last)"):
+        return telling  # a Python stack: its last line says what failed
     return f"{clip(head, 60)} … {telling}"  # a report over several lines: what failed
 
 
