@@ -199,3 +199,19 @@ def test_trouble_the_question_says_resolved_and_the_evidence_agrees_is_over() ->
     assert "10:05" in over.missing and over.hypotheses  # what it most likely was stays a lead
     assert run("paged at 10:00 for shop errors, it auto-resolved. anything to fix?", 12).root
     assert run("shop returns errors since 10:00, why?", 60).root is not None  # not said over
+
+
+def test_a_bare_error_line_beside_a_service_that_routes_nowhere_is_not_stated_as_the_cause() -> (
+    None
+):
+    unused = fact(K.SELECTOR_MISMATCH, "Service `shop-db` selects `role=db`, but no pod has it",
+                  "E3", subject=ObjRef(kind="Service", name="shop-db", namespace="shop"),
+                  reason="SelectorMatchesNoPod", minutes=None)  # fmt: skip
+    line = fact(K.LOG_ERROR, 'shop logged 40 errors "Unable to query products"', "E4",
+                service="shop", focus=True, count=40, minutes=1,
+                subject=ObjRef(kind="app", name="shop", namespace="shop"))  # fmt: skip
+    an = judge([_errors(), line, unused])
+    assert an.root is None  # neither the line nor the latent fault is stated
+    assert any(c.lead is line for c in an.candidates)
+    an = judge([_errors(), line])
+    assert an.root is not None and an.root.lead is line  # nothing else could be behind it

@@ -176,6 +176,8 @@ def analyse(
         hops = [f for f in walk.chain_facts(path) if f is not root.lead and f not in root.chain]
         root.chain = hops + root.chain
         state.walk = [e.to_json() for e in path.path]
+    if root is not None and _unexplained_error(root, cands):
+        root = None  # a bare error line beside a routing fault that may be behind it
     over = _over(state, facts) if root is not None else None
     if over is not None:
         root = None  # the trouble is over: what caused it stays a lead, not a finding
@@ -192,6 +194,22 @@ def analyse(
     confidence += (0.05 if root.rid else 0.0) + (0.05 if root.change else 0.0)
     return Analysis(
         hyps, root, statement, evidence, round(min(confidence, 0.95), 2), "", onset, cands
+    )
+
+
+def _unexplained_error(root: Candidate, cands: list[Candidate]) -> bool:
+    """A root that is an unclassified error line of the subject (no host, no failure mode
+    named) while a Service of the same namespace routes nowhere (a targetPort or selector
+    that reaches no pod) that no read connects to it: the error may well be that fault
+    seen from afar, so neither is stated as the cause; both stay as leads."""
+    lead = root.lead
+    if lead.kind != K.LOG_ERROR or not card_for(lead).base or root.conclusive or root.change:
+        return False
+    ns = lead.subject.namespace if lead.subject else None
+    return any(
+        c.latent
+        and (ns is None or c.lead.subject is None or c.lead.subject.namespace in (None, ns))
+        for c in cands
     )
 
 
