@@ -215,3 +215,21 @@ def test_a_bare_error_line_beside_a_service_that_routes_nowhere_is_not_stated_as
     assert any(c.lead is line for c in an.candidates)
     an = judge([_errors(), line])
     assert an.root is not None and an.root.lead is line  # nothing else could be behind it
+
+
+def test_another_workloads_rollout_does_not_trigger_a_scheduling_refusal() -> None:
+    from opsmate.agent.judge.candidates import change_for
+
+    deploy = ObjRef(kind="Deployment", name="collector", namespace="shop")
+    rollout = fact(K.CHANGE, "deployment collector rolled out revision 17", "E5",
+                   service="collector", minutes=-3, detail={"change": "rollout"},
+                   subject=deploy)  # fmt: skip
+    pending = fact(K.SCHEDULING, "pod db-r2-0 cannot be scheduled", "E6", minutes=0,
+                   subject=ObjRef(kind="Pod", name="db-r2-0", namespace="shop"))  # fmt: skip
+    assert change_for(pending, [rollout]) is None
+    full = fact(K.SATURATION, "db connected clients rose to the limit", "E7", minutes=0,
+                subject=ObjRef(kind="Pod", name="db-r2-0", namespace="shop"))  # fmt: skip
+    assert change_for(full, [rollout]) is rollout  # a caller's new load can fill it up
+    mine = fact(K.SCHEDULING, "pod collector-1 cannot be scheduled", "E8", minutes=0,
+                subject=ObjRef(kind="Pod", name="collector-1", namespace="shop"))  # fmt: skip
+    assert change_for(mine, [rollout]) is rollout  # its own rollout

@@ -100,6 +100,8 @@ def change_for(f: Fact, changes: list[Fact]) -> Fact | None:
         aligned = c.time - timedelta(minutes=2) <= f.time <= c.time + timedelta(minutes=30)
         if not aligned:
             continue
+        if c.detail.get("change") in ("rollout", "re-created") and not _touches(c, f):
+            continue  # another workload's rollout triggers this failure only if it is called
         if best is None:
             best = c
             continue
@@ -107,6 +109,21 @@ def change_for(f: Fact, changes: list[Fact]) -> Fact | None:
         if (mine and not theirs) or (mine == theirs and best.time and c.time > best.time):
             best = c
     return config_behind(best, changes) if best is not None else None
+
+
+def _touches(change: Fact, f: Fact) -> bool:
+    """Whether a workload's rollout can be what set off ``f``: ``f`` is about that workload,
+    or names it (a call to it failed, its pods are named), or ``f`` is a resource running
+    out, which any caller's new behaviour (more connections, more load) can set off. A
+    scheduling refusal, a missing object or a bad image of one workload is not set off by
+    another's rollout."""
+    if same_thread(change, f) or f.kind == K.SATURATION:
+        return True
+    who = (change.service or "").lower()
+    if not who:
+        return True  # nothing says whose rollout it was: keep the timing's word
+    said = " ".join([*f.names(), f.quote or "", f.message or ""]).lower()
+    return who in said
 
 
 def config_behind(change: Fact, changes: list[Fact]) -> Fact:
