@@ -280,3 +280,32 @@ def test_a_python_stack_is_quoted_by_its_exception() -> None:
 
     said = example_text(parse_line(TRACEBACK.split("\n", 1)[1]))
     assert said.startswith("KeyError: 'QUEUE_URL'") and "traceback" in said
+
+
+def test_calls_that_time_out_to_workloads_on_one_node_point_at_that_node() -> None:
+    from opsmate.agent.judge.colocation import derive_shared_node
+
+    def placed(name: str, node: str) -> Pod:
+        return Pod.model_validate({"name": f"{name}-7d9f8c6b5-x2x1q", "namespace": "shop",
+                                   "node": node, "labels": {"app": name},
+                                   "owner": f"ReplicaSet/{name}-7d9f8c6b5"})  # fmt: skip
+
+    def timeout(target: str) -> Fact:
+        return Fact(key=f"t-{target}", statement="s", kind=FactKind.DEPENDENCY_FAILURE,
+                    severity="warning", reason="timeout", count=20, evidence=["E3"],
+                    objects=[ObjRef(kind="host", name=f"{target}:8000")])  # fmt: skip
+
+    def run(nodes: dict[str, str]) -> list[Fact]:
+        g = ObjectGraph()
+        g.add_listing("Pod", [placed(n, node) for n, node in nodes.items()], "E1",
+                      namespace="shop")  # fmt: skip
+        state = TaskState(goal="q", questions=["q"])
+        state.upsert_fact(timeout("flights"))
+        state.upsert_fact(timeout("hotels"))
+        derive_shared_node(state, g)
+        return [f for f in state.facts if f.reason == "SharedNode"]
+
+    [fact] = run({"flights": "n3", "hotels": "n3", "cars": "n1", "front": "n2"})
+    assert fact.subject == ObjRef(kind="Node", name="n3") and "flights, hotels" in fact.statement
+    assert run({"flights": "n3", "hotels": "n1", "cars": "n1"}) == []  # two nodes: no commonality
+    assert run({"flights": "n3", "hotels": "n3"}) == []  # everything is on n3: says nothing

@@ -28,6 +28,7 @@ from opsmate.agent.intake.subject import Subject
 from opsmate.agent.judge import chains, links, transients, walk
 from opsmate.agent.judge.candidates import Candidate, build, order_symptoms, same_thread
 from opsmate.agent.judge.causality import Role, can_explain, role
+from opsmate.agent.judge.colocation import derive_shared_node
 from opsmate.agent.judge.saturation import derive_oom, derive_saturation
 from opsmate.agent.judge.statements import root_statement
 from opsmate.agent.kinds import card_for, too_few
@@ -83,6 +84,7 @@ def analyse(
     graph = graph or ObjectGraph()
     derive_saturation(store, state)
     derive_oom(store, state)
+    derive_shared_node(state, graph)
     onset = estimate_onset(state)
     subject = state.subject
     reported = subject.symptom

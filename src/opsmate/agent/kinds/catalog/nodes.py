@@ -10,6 +10,28 @@ from opsmate.agent.observe.facts import FactKind as K
 CARDS = (
     variant(
         K.NODE_PROBLEM,
+        "node-shared-by-failing-calls",
+        "The calls that fail all go to one node (its network or kernel)",
+        reasons=("SharedNode",),
+        example=("SharedNode", "the calls that fail (a, b) all go to pods on node n1"),
+        specificity=2.7,
+        explains=frozenset({K.ERROR_RATE, K.LATENCY, K.ALERT, K.NOT_READY}),
+        phrase="one node whose pods do not answer: its network or kernel",
+        check="on node {target}: packet loss and retransmits (`node_netstat_Tcp_RetransSegs`), "
+        "conntrack use against its limit, the kernel log (`dmesg`), and what else runs there",
+        mitigation="cordon and drain the node so the pods move, then repair or replace it (a "
+        "person decides)",
+        topics=("node", "network", "packet loss", "conntrack", "retransmit"),
+        evidence="the failing calls' targets and where their pods run (pod nodeName)",
+        confirms="node-level loss or drops on that node only",
+        catalog=(
+            "ChaosMesh:NetworkChaos loss on a node",
+            "AIOpsLab: network loss",
+            "classic: bad node",
+        ),
+    ),
+    variant(
+        K.NODE_PROBLEM,
         "node-network-unavailable",
         "Node network unavailable (CNI not ready)",
         words=r"networkunavailable|network (?:is )?not ready|cni|NetworkPluginNotReady",
