@@ -44,9 +44,9 @@ def derive_shared_node(state: TaskState, graph: ObjectGraph) -> None:
     for f in fails:
         for o in f.objects:
             if o.kind in ("host", "Service", "app"):
-                comp = dg.resolve(o.name)
-                if comp and comp in by_comp:
-                    targets.setdefault(comp, []).append(f)
+                hit = dg.resolve(o.name)
+                if hit and hit in by_comp:
+                    targets.setdefault(hit, []).append(f)
     if len(targets) < 2:
         return
     nodes = set().union(*(by_comp[c] for c in targets))
