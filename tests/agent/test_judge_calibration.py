@@ -233,3 +233,14 @@ def test_another_workloads_rollout_does_not_trigger_a_scheduling_refusal() -> No
     mine = fact(K.SCHEDULING, "pod collector-1 cannot be scheduled", "E8", minutes=0,
                 subject=ObjRef(kind="Pod", name="collector-1", namespace="shop"))  # fmt: skip
     assert change_for(mine, [rollout]) is rollout  # its own rollout
+
+
+def test_questions_that_doubt_the_trouble_still_holds_are_asked_about_recovery() -> None:
+    from opsmate.agent.judge.analysis import _RECOVERY
+
+    for q in ("paged at 02:12, is the catalog API broken, do I need to wake the team?",
+              "dashboards look green now but I don't trust it. what happened?",
+              "it auto-resolved at 10:21. do we need to open an incident?"):  # fmt: skip
+        assert _RECOVERY.search(q), q
+    for q in ("why is checkout returning 500s since 10:00?", "orders-api is slow, why?"):
+        assert not _RECOVERY.search(q), q

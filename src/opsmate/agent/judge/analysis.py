@@ -218,7 +218,10 @@ def _unexplained_error(root: Candidate, cands: list[Candidate]) -> bool:
 _RECOVERY = re.compile(
     r"auto-?resolv|resolved (?:itself|on its own|by itself)|recovered|came back|back to normal"
     r"|(?:is|are) (?:it|anything|something|they|that) still (?:broken|failing|down|wrong|an issue)"
-    r"|still (?:broken|failing|down)\?",
+    r"|still (?:broken|failing|down)\?"
+    r"|(?:looks?|is|are|seems?) (?:fine|ok|okay|green|healthy|up|back) now"
+    r"|(?:is|are) (?:the |our )?[\w-]+(?: \w+)? (?:broken|down)\b[^.?]*\?"
+    r"|do (?:i|we) need to (?:wake|page|do anything|fix|open an incident)",
     re.I,
 )
 _QUIET = timedelta(minutes=15)
