@@ -110,8 +110,8 @@ def _sidecar(ctx: ObserveContext, job: Job) -> list[Fact]:
                 f"Job `{job.name}` never completes: in pod {p.name} container "
                 f"{main[0].name} finished (exit 0"
                 + (f" at {finished:%H:%M:%S}" if finished else "")
-                + f") but container {running[0].name} keeps running, so the pod and the Job "
-                "stay active",
+                + f") but its sidecar container {running[0].name} keeps running, so the pod "
+                "and the Job stay active",
                 subject=ref("Job", job.name, job.namespace),
                 evidence=evidence(
                     g, ("Job", job.namespace, job.name), ("Pod", p.namespace, p.name)

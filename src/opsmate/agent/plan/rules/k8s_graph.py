@@ -395,16 +395,24 @@ def dependency_service(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
         ns = ns or (fact.subject.namespace if fact.subject else None)
         what = name or "a cluster IP"
         out.append(list_check(ctx, "Service", ns, f"connections to {what} fail: the Service"))
-        out.append(list_check(ctx, "NetworkPolicy", ns, f"connections to {what} fail: policies"))
         own = (fact.subject.namespace if fact.subject else None) or ctx.ns().get("namespace")
-        if ns and own and ns != own:
+        other = bool(ns and own and ns != own)
+        pods = (
+            Check("list_pods", {"namespace": ns}, f"connections to {what} fail: the pods of "
+                  f"namespace {ns}")
+            if other and ns and "list_pods" in ctx.tools and not ctx.graph.pods(ns)
+            else None
+        )  # fmt: skip
+        if fact.reason == "refused":
+            out.append(pods)  # refused: nothing listens where the Service sends (ports, pods)
+        out.append(list_check(ctx, "NetworkPolicy", ns, f"connections to {what} fail: policies"))
+        if other:
             # a Service in another namespace: the namespaces' labels (what a policy there
             # admits by namespaceSelector) and its pods (ready? what do its policies select?)
             out.append(list_check(ctx, "Namespace", None, f"connections to {what} cross "
                                   "namespaces: the namespaces' labels"))  # fmt: skip
-            if "list_pods" in ctx.tools and not ctx.graph.pods(ns):
-                out.append(Check("list_pods", {"namespace": ns}, f"connections to {what} fail: "
-                                 f"the pods of namespace {ns}"))  # fmt: skip
+            if fact.reason != "refused":
+                out.append(pods)
     named = [o for o in fact.objects if o.kind in ("host", "Service", "app")]
     if not out and not named and not fact.detail.get("host"):
         # the callee is named only by an address or not at all: the namespace's Services
