@@ -244,3 +244,17 @@ def test_questions_that_doubt_the_trouble_still_holds_are_asked_about_recovery()
         assert _RECOVERY.search(q), q
     for q in ("why is checkout returning 500s since 10:00?", "orders-api is slow, why?"):
         assert not _RECOVERY.search(q), q
+
+
+def test_a_preemption_leads_the_scheduling_failure_of_its_replacement() -> None:
+    pod = ObjRef(kind="Pod", name="cache-6f4b8d9c7-tq8wz", namespace="shop")
+    preempted = fact(K.SCHEDULING, "1 Preempted event on Pod cache-6f4b8d9c7-tq8wz", "E2",
+                     reason="Preempted", conclusive=True, subject=pod, service="cache",
+                     minutes=0)  # fmt: skip
+    replacement = ObjRef(kind="Pod", name="cache-6f4b8d9c7-2mxkd", namespace="shop")
+    pending = fact(K.SCHEDULING, "23 FailedScheduling events on Pod cache-6f4b8d9c7-2mxkd: "
+                   "Insufficient memory", "E3", reason="FailedScheduling", conclusive=True,
+                   count=23, service="cache", minutes=1, subject=replacement)  # fmt: skip
+    an = judge([_errors(), preempted, pending])
+    top = max(an.candidates, key=lambda c: c.score)
+    assert top.lead is preempted and pending in top.followers

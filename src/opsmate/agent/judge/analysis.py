@@ -115,6 +115,7 @@ def analyse(
     )
     chains.same_words(cands)
     chains.first_domino(cands)
+    chains.replacement_waits(cands)
     chains.superseded(cands, graph)
     chains.sole_error(cands)
     starts = {comp for n in [*subject.names, *services] if (comp := dg.component(n))}

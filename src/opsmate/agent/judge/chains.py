@@ -55,6 +55,32 @@ def first_domino(cands: list[Candidate]) -> None:
         c.score = round(c.score * 0.8, 3)
 
 
+def replacement_waits(cands: list[Candidate]) -> None:
+    """A pod evicted (preempted) and its replacement that then cannot be scheduled: the
+    eviction leads, the replacement's scheduling failure follows it (the room the
+    replacement needs went to whatever took it)."""
+    for ev in cands:
+        if ev.lead.reason != "Preempted" or ev.lead.time is None:
+            continue
+        end = ev.lead.time + timedelta(minutes=15)
+        after = [
+            c
+            for c in cands
+            if c is not ev
+            and c.lead.kind in (K.SCHEDULING, K.POD_PENDING)
+            and c.lead.reason != "Preempted"
+            and c.lead.time is not None
+            and ev.lead.time <= c.lead.time <= end
+            and same_thread(c.lead, ev.lead)
+        ]
+        if not after:
+            continue
+        ev.score = round(max(ev.score, max(c.score for c in after) * 1.1), 3)
+        ev.followers = [*ev.followers, *(c.lead for c in after if c.lead not in ev.followers)]
+        for c in after:
+            c.score = round(c.score * 0.8, 3)
+
+
 _REFERENCED = {
     "Secret",
     "ConfigMap",

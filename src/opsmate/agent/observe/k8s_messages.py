@@ -265,6 +265,9 @@ def read_message(reason: str | None, message: str | None, namespace: str | None)
         return Reading(K.CONFIG_ERROR)
     if r in ("ProvisioningFailed", "FailedBinding"):
         return Reading(K.MISCONFIGURATION)
+    if r == "Preempted" or m.startswith("Preempted by "):
+        # the scheduler evicted the pod to place one of higher priority
+        return Reading(K.SCHEDULING, detail={"preempted": True})
     if r == "FailedCreatePodSandBox" and _NO_POD_IP.search(m):
         # the pod network has no address to give: the CNI's pool (or the subnet behind it)
         # is exhausted, whatever the node

@@ -13,6 +13,27 @@ _NODES = read("node_conditions", "node labels, taints, capacity and conditions")
 CARDS = (
     variant(
         K.SCHEDULING,
+        "preempted-by-priority",
+        "Pod preempted by a pod of higher priority (PriorityClass)",
+        reasons=("Preempted",),
+        example=("Preempted", "Preempted by pod 5f3c2b1a on node n1"),
+        explains=frozenset(
+            {K.POD_PENDING, K.NOT_READY, K.EVICTED, K.ALERT, K.ERROR_RATE, K.LATENCY, K.CRASH_LOOP}
+        ),
+        conclusive=True,
+        specificity=3.1,
+        phrase="a pod evicted for one of higher priority",
+        check="see who preempted it and their PriorityClass: `kubectl get events -A "
+        "--field-selector reason=Preempted` and `kubectl get priorityclass`",
+        mitigation="give {workload} a PriorityClass that matches its importance, or cap what "
+        "the higher-priority workload may take (quota); a person decides",
+        topics=("priority", "preempt", "priorityclass", "evict", "schedul"),
+        evidence="Preempted events on the pod (the scheduler's own account)",
+        confirms="a Preempted event naming the node, and the preemptor's PriorityClass",
+        catalog=("SREGym: priority preemption", "k8sgpt:Pod"),
+    ),
+    variant(
+        K.SCHEDULING,
         "insufficient-resources",
         "No node has the CPU / memory / pods the pod requests",
         words=r"insufficient (?:cpu|memory|ephemeral-storage|pods|nvidia|[\w./-]+)"

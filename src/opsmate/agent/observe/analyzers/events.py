@@ -22,7 +22,7 @@ from opsmate.records.k8s import Event
 from opsmate.records.payloads import EventsPayload
 from opsmate.tools.base import ToolResult
 
-_NORMAL_THAT_MATTER = {"Killing", "SuccessfulDelete", "ScalingReplicaSet"}
+_NORMAL_THAT_MATTER = {"Killing", "SuccessfulDelete", "ScalingReplicaSet", "Preempted"}
 
 
 @for_tools("get_events")
@@ -129,6 +129,10 @@ def _fact(
     condition = reading.detail.get("condition") if reading else None
     if condition and condition not in msg:
         statement += f" (node condition {condition})"
+    if reading is not None and reading.detail.get("preempted"):
+        statement += (
+            " — the scheduler evicted it to make room for a pod of higher priority (PriorityClass)"
+        )
     if reading is not None and reading.detail.get("pod_network"):
         statement += (
             " — the pod network had no IP address to give: the CNI's address pool, or the "
