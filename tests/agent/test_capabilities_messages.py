@@ -309,3 +309,21 @@ def test_calls_that_time_out_to_workloads_on_one_node_point_at_that_node() -> No
     assert fact.subject == ObjRef(kind="Node", name="n3") and "flights, hotels" in fact.statement
     assert run({"flights": "n3", "hotels": "n1", "cars": "n1"}) == []  # two nodes: no commonality
     assert run({"flights": "n3", "hotels": "n3"}) == []  # everything is on n3: says nothing
+
+
+def test_a_resolver_timing_out_upstream_and_rate_limit_headroom() -> None:
+    from opsmate.loganalysis.signals import classify
+
+    sig = classify("[ERROR] plugin/errors: 2 api.example.org. A: read udp 10.1.4.22:41622->"
+                   "10.40.0.3:53: i/o timeout")  # fmt: skip
+    assert (sig.kind, sig.reason) == ("dependency", "timeout")
+    assert classify("API rate limit low: 212 of 5000 requests remaining").kind is None
+    assert classify("rate limit exceeded: 0 requests remaining").kind == "saturation"
+
+
+def test_a_name_that_does_not_resolve_reads_the_cluster_dns_log_and_config() -> None:
+    from opsmate.agent.kinds import by_id
+
+    reads = {(r.tool, dict(r.args).get("service") or dict(r.args).get("kind"))
+             for r in by_id("dns-unresolvable").reads}  # fmt: skip
+    assert ("log_stats", "coredns") in reads and ("list_objects", "ConfigMap") in reads

@@ -342,7 +342,7 @@ def classify(message: str, error: str | None = None, host: str | None = None) ->
     targets: tuple[str, ...] = tuple(_with_host(hosts_in(text), host))
     failing = dns or refused or conn
     for pat, reason in _SATURATION:
-        if pat.search(text) and not (failing and targets):
+        if pat.search(text) and not (failing and targets) and not _HEADROOM.search(text):
             return Signal("saturation", reason, targets)
     if failing and not (dns or refused) and _CLIENT_SIDE.search(text):
         failing = None  # a server noting that a client went away: not what it depends on
@@ -375,8 +375,12 @@ _AUTH_REFUSED = re.compile(
 )
 
 
+# "rate limit low: 212 of 5000 requests remaining": headroom reported, nothing exhausted yet
+_HEADROOM = re.compile(r"\b[1-9]\d* (?:of \d+ )?(?:\w+ )?(?:remaining|left)\b", _I)
+
+
 def _names_target(text: str) -> bool:
-    return bool(re.search(r"\b(?:to|from|with|of|calling|upstream)\b", text, _I))
+    return bool(re.search(r"\b(?:to|from|with|of|calling|upstream)\b|->\s*\S+:\d+", text, _I))
 
 
 def _with_host(found: list[str], host: str | None) -> list[str]:

@@ -12,6 +12,10 @@ _POLICIES = read(
     "list_objects", "policies that may drop the calls", kind="NetworkPolicy", namespace="{ns}"
 )
 _DNS_PODS = read("list_pods", "the cluster DNS pods", namespace="kube-system")
+_DNS_LOG = read("log_stats", "the cluster DNS's own errors (its upstream resolvers)",
+                service="coredns")  # fmt: skip
+_DNS_CONFIG = read("list_objects", "the cluster DNS configuration (the Corefile's forward)",
+                   kind="ConfigMap", namespace="kube-system")  # fmt: skip
 _CALLEE_CHANGE = read(
     "rollout_history", "what changed on the dependency", name="{target}", namespace="{ns}"
 )
@@ -57,7 +61,7 @@ CARDS = (
         "(CoreDNS, the policy that blocks port 53)",
         topics=("dns", "resolv", "name resolution", "coredns", "lookup"),
         asks=r"dns|resolve|resolution|lookup|nxdomain|解析",
-        reads=(_POLICIES, _DNS_PODS),
+        reads=(_DNS_PODS, _DNS_LOG, _POLICIES, _DNS_CONFIG),
         evidence="the caller's 'no such host' / 'could not resolve' lines naming the host",
         rules_out="the name resolves from the same pod; other names fail too (then: DNS itself)",
         catalog=("ChaosMesh:DNSChaos", "HolmesGPT:dns issues", "k8sgpt:Log"),
