@@ -258,3 +258,26 @@ def test_a_preemption_leads_the_scheduling_failure_of_its_replacement() -> None:
     an = judge([_errors(), preempted, pending])
     top = max(an.candidates, key=lambda c: c.score)
     assert top.lead is preempted and pending in top.followers
+
+
+def test_readiness_failures_in_the_first_minutes_of_pods_now_ready_are_their_start_up() -> None:
+    from opsmate.agent.judge.transients import recovered
+
+    def pod(name: str, started: int) -> Pod:
+        t = T0 + timedelta(minutes=started)
+        return Pod(name=name, namespace="shop", phase="Running", start_time=t,
+                   containers=[Container(name="web", ready=True, started_at=t)])  # fmt: skip
+
+    g = ObjectGraph()
+    g.add_listing("Pod", [pod("web-1", 0), pod("web-2", 1)], "E1", namespace="shop")
+
+    def probe(first: int, last: int) -> Fact:
+        return fact(K.PROBE_FAILURE, "4 Unhealthy events on Pod web-1, web-2: Readiness probe "
+                    "failed: connection refused", "E2", count=4, minutes=first,
+                    last_time=T0 + timedelta(minutes=last), reason="Unhealthy",
+                    subject=ObjRef(kind="Pod", name="web-1", namespace="shop"),
+                    objects=[ObjRef(kind="Pod", name="web-2", namespace="shop")])  # fmt: skip
+
+    assert recovered(probe(0, 2), g)  # while they started
+    assert not recovered(probe(0, 30), g)  # long after they started: not start-up
+    assert not recovered(probe(-20, 2), g)  # before they started

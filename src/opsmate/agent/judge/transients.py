@@ -12,6 +12,7 @@ and is now running with every container ready: that trouble passed on its own.
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
 from opsmate.agent.observe.depgraph import replicaset_workload
 from opsmate.agent.observe.facts import Fact
@@ -57,15 +58,37 @@ _STARTUP_PROBE = re.compile(r"startup probe failed", re.I)
 
 def recovered(fact: Fact, graph: ObjectGraph | None) -> bool:
     """``fact`` is start-up trouble of a pod that is now running with every container ready
-    (in the objects read): it passed."""
+    (in the objects read): it passed. Readiness failures count as start-up trouble when
+    they all fell in the first minutes after each pod's containers started (the
+    application not listening yet)."""
     if graph is None or fact.subject is None or fact.subject.kind != "Pod":
         return False
     startup = fact.reason in _START_UP or (
         fact.kind == K.PROBE_FAILURE and bool(_STARTUP_PROBE.search(fact.statement))
     )
-    if not startup:
+    warming = fact.kind == K.PROBE_FAILURE and bool(_READINESS.search(fact.statement))
+    if not startup and not warming:
         return False
-    pod = graph.get("Pod", fact.subject.namespace, fact.subject.name)
-    if not isinstance(pod, Pod) or pod.phase != "Running" or not pod.containers:
+    names = [fact.subject.name, *(o.name for o in fact.objects if o.kind == "Pod")]
+    begins = []
+    for name in names:
+        pod = graph.get("Pod", fact.subject.namespace, name)
+        if not isinstance(pod, Pod) or pod.phase != "Running" or not pod.containers:
+            return False
+        if not all(c.ready for c in pod.containers):
+            return False
+        began = max((c.started_at for c in pod.containers if c.started_at), default=None)
+        begins.append(began or pod.start_time)
+    if startup:
+        return True
+    last = fact.last_time or fact.time
+    if None in begins or last is None or fact.time is None:
         return False
-    return all(c.ready for c in pod.containers)
+    known = [b for b in begins if b is not None]
+    # failures before the pods started, or long after: not their start-up
+    return min(known) - _SLACK <= fact.time and last <= max(known) + _WARM_UP
+
+
+_READINESS = re.compile(r"readiness probe failed", re.I)
+_WARM_UP = timedelta(minutes=5)  # an application given this long to start listening
+_SLACK = timedelta(minutes=1)
