@@ -327,3 +327,14 @@ def test_a_name_that_does_not_resolve_reads_the_cluster_dns_log_and_config() -> 
     reads = {(r.tool, dict(r.args).get("service") or dict(r.args).get("kind"))
              for r in by_id("dns-unresolvable").reads}  # fmt: skip
     assert ("log_stats", "coredns") in reads and ("list_objects", "ConfigMap") in reads
+
+
+def test_a_long_line_keeps_the_last_exception_it_names() -> None:
+    from opsmate.loganalysis.parse import parse_line
+    from opsmate.loganalysis.stats import example_text
+
+    line = ("[loader-0] org.example.cache.SegmentCache - Failed to load segment[" + "x" * 200
+            + "] in location[/var/cache], trying next location: java.io.IOException: No space "
+            "left on device")  # fmt: skip
+    said = example_text(parse_line(line))
+    assert said.endswith("java.io.IOException: No space left on device") and len(said) <= 300

@@ -110,7 +110,18 @@ def example_text(pl: ParsedLine) -> str:
             if addr and addr not in head and addr not in deep:
                 return f"{head} … {addr} … {deep}"
             return f"{head} … {deep}"
+        exc = _LAST_EXCEPTION.findall(text)
+        if exc and exc[-1] not in text[: EXAMPLE_CHARS - 2]:
+            # "... trying next location: java.io.IOException: No space left on device": the
+            # last exception named on the line is what failed
+            tail = exc[-1][:150]
+            return f"{text[: EXAMPLE_CHARS - len(tail) - 4].rstrip()} … {tail}"
     return text if len(text) <= EXAMPLE_CHARS else text[: EXAMPLE_CHARS - 1] + "…"
+
+
+_LAST_EXCEPTION = re.compile(
+    r"\b(?:[A-Za-z_][\w$]*\.)*[A-Z]\w*(?:Exception|Error)\b:\s*[^:\n][^\n]{0,160}"
+)
 
 
 _TRACE_HEAD = re.compile(r"\s*(?:Traceback \(most recent call last\)|Exception in thread )")
