@@ -338,3 +338,12 @@ def test_a_long_line_keeps_the_last_exception_it_names() -> None:
             "left on device")  # fmt: skip
     said = example_text(parse_line(line))
     assert said.endswith("java.io.IOException: No space left on device") and len(said) <= 300
+
+
+def test_a_connection_that_could_not_be_established_is_a_failing_dependency() -> None:
+    from opsmate.loganalysis.signals import classify
+
+    sig = classify("[Consumer clientId=c-1, groupId=billing] Connection to node 1001 "
+                   "(kafka/10.42.2.23:9092) could not be established. Broker may not be "
+                   "available.")  # fmt: skip
+    assert sig.kind == "dependency"
