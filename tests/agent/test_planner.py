@@ -91,3 +91,22 @@ def test_steps_are_reserved_for_the_survey() -> None:
     p.add(PendingCheck(tool="rollout_history", args={"name": "a"}, priority=31, essential=True))
     assert p.next(5).tool == "search_logs"  # enough room: the plan's order
     assert p.next(2).tool == "log_stats"  # two steps left, two essential checks: they go first
+
+
+def test_a_failure_named_in_the_logs_frees_one_of_the_two_reserved_metric_reads() -> None:
+    from opsmate.agent.observe.facts import Fact, FactKind
+
+    st = _state()
+    p = Planner(st, tools=TOOLS)
+    for q in ("a", "b"):
+        p.add(PendingCheck(tool="query_metrics", args={"query": q}, priority=30, essential=True))
+    p.add(PendingCheck(tool="list_pods", args={"namespace": "other"}, priority=10))
+    assert p.next(2).tool == "query_metrics"  # both reserved: the survey's reads go first
+    st.pending = []
+    for q in ("a", "b"):
+        p.add(PendingCheck(tool="query_metrics", args={"query": q}, priority=30, essential=True))
+    p.add(PendingCheck(tool="list_pods", args={"namespace": "other"}, priority=10))
+    st.facts.append(Fact(key="k", statement="s", kind=FactKind.DEPENDENCY_FAILURE,
+                         severity="error", focus=True, detail={"source": "log_stats"}))  # fmt: skip
+    assert p.next(2).tool == "list_pods"  # one metric read stays reserved, the other is freed
+    assert [c.essential for c in st.pending] == [True, False]

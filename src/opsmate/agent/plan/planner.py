@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from opsmate.agent.observe.facts import FactKind
 from opsmate.agent.signals import metric_names
 from opsmate.agent.state import PendingCheck, TaskState
 from opsmate.tools.shaping import normalize_promql
@@ -195,10 +196,29 @@ class Planner:
             pending = [p for p in pending if only(p)]
         if not pending:
             return None
+        self._relax_survey()
         essential = [p for p in pending if p.essential]
         choice = essential[0] if essential and len(essential) >= steps_left else pending[0]
         self.state.pending.remove(choice)
         return choice
+
+    def _relax_survey(self) -> None:
+        """The survey keeps two metric reads in reserve because the logs may say nothing;
+        once the logs named a failure about the subject, one is enough: the second step goes
+        to what that failure points at."""
+        said = any(
+            f.focus
+            and f.severity == "error"
+            and f.kind in _NAMED_FAILURES
+            and f.detail.get("source") in ("log_stats", "pod_logs", None)
+            for f in self.state.facts
+        )
+        if not said:
+            return
+        metrics = [p for p in self.state.pending if p.essential and p.tool == "query_metrics"]
+        done = sum(1 for a in self.state.actions if a.tool == "query_metrics")
+        for p in metrics[max(0, 1 - done) :]:
+            p.essential = False
 
     # -- live metric discovery (issue 24) ----------------------------------------------------
     def metric_candidates(self) -> list[Recorded] | None:
@@ -229,3 +249,8 @@ class Planner:
             ):
                 out.append(r)
         return out[:limit]
+
+
+_NAMED_FAILURES = frozenset(
+    {FactKind.DEPENDENCY_FAILURE, FactKind.CONFIG_ERROR, FactKind.SATURATION, FactKind.LAST_WORDS}
+)
