@@ -281,3 +281,12 @@ def test_readiness_failures_in_the_first_minutes_of_pods_now_ready_are_their_sta
     assert recovered(probe(0, 2), g)  # while they started
     assert not recovered(probe(0, 30), g)  # long after they started: not start-up
     assert not recovered(probe(-20, 2), g)  # before they started
+
+
+def test_a_name_nothing_failed_to_resolve_ranks_below_a_failure_seen() -> None:
+    unknown = fact(K.MISCONFIGURATION, "web is configured with DB=db-x, but no Service `db-x` "
+                   "exists", "E3", reason="UnknownServiceHost", minutes=None, service="shop",
+                   focus=True)  # fmt: skip
+    an = judge([_errors(), unknown, _disk_full()])
+    order = [c.lead for c in sorted(an.candidates, key=lambda c: -c.score)]
+    assert order.index(_disk_full()) < order.index(unknown)

@@ -154,6 +154,7 @@ def analyse(
             links.is_dns_failure(f) and f.severity == "error" for f in facts
         ):
             c.supported, c.conclusive = False, False  # nothing failed to resolve a name
+            c.score *= 0.3  # a lead below those that something did fail on
     chains.link_chains(cands, graph, dg)
     cands.sort(key=lambda x: -x.score)
     for c in cands:
