@@ -300,15 +300,15 @@ def test_calls_that_time_out_to_workloads_on_one_node_point_at_that_node() -> No
         g.add_listing("Pod", [placed(n, node) for n, node in nodes.items()], "E1",
                       namespace="shop")  # fmt: skip
         state = TaskState(goal="q", questions=["q"])
-        state.upsert_fact(timeout("flights"))
-        state.upsert_fact(timeout("hotels"))
+        state.upsert_fact(timeout("pay"))
+        state.upsert_fact(timeout("ship"))
         derive_shared_node(state, g)
         return [f for f in state.facts if f.reason == "SharedNode"]
 
-    [fact] = run({"flights": "n3", "hotels": "n3", "cars": "n1", "front": "n2"})
-    assert fact.subject == ObjRef(kind="Node", name="n3") and "flights, hotels" in fact.statement
-    assert run({"flights": "n3", "hotels": "n1", "cars": "n1"}) == []  # two nodes: no commonality
-    assert run({"flights": "n3", "hotels": "n3"}) == []  # everything is on n3: says nothing
+    [fact] = run({"pay": "n3", "ship": "n3", "cart": "n1", "front": "n2"})
+    assert fact.subject == ObjRef(kind="Node", name="n3") and "pay, ship" in fact.statement
+    assert run({"pay": "n3", "ship": "n1", "cart": "n1"}) == []  # two nodes: no commonality
+    assert run({"pay": "n3", "ship": "n3"}) == []  # everything is on n3: says nothing
 
 
 def test_a_resolver_timing_out_upstream_and_rate_limit_headroom() -> None:

@@ -79,26 +79,26 @@ def test_an_ingress_subject_stands_for_its_services_and_the_app_namespace_is_no_
 
 
 def test_a_short_name_or_a_pod_label_stands_for_the_one_object_it_is_part_of() -> None:
-    objects = ["gitlab-sidekiq-all-in-1-v2", "gitlab-sidekiq-all-in-1-v2-68cbd9f7d5",
-               "gitlab-sidekiq-all-in-1-v2-68cbd9f7d5-d62xk", "gitlab-webservice-default",
-               "gitlab-webservice-default-7b6f9c5d4c-ct974", "web-a", "web-b"]  # fmt: skip
-    inv = Inventory.of(["gitlab"], [*objects, "sidekiq"], objects=objects)  # label app=sidekiq
-    assert inv.known_as("sidekiq") == "gitlab-sidekiq-all-in-1-v2"
-    assert inv.known_as("webservice") == "gitlab-webservice-default"
-    assert inv.known_as("web") is None  # two objects: ambiguous
-    subject = Subject(names=["sidekiq"], namespace="gitlab")
-    g = ground("sidekiq in ns gitlab looks idle", subject, inv, services=["sidekiq"])
-    assert g.subject.names == ["gitlab-sidekiq-all-in-1-v2"]
-    assert g.services == ["gitlab-sidekiq-all-in-1-v2"]
-    assert any("taken as gitlab-sidekiq-all-in-1-v2" in n for n in g.notes)
+    objects = ["shop-worker-all-v2", "shop-worker-all-v2-68cbd9f7d5",
+               "shop-worker-all-v2-68cbd9f7d5-d62xk", "shop-web-default",
+               "shop-web-default-7b6f9c5d4c-ct974", "cache-a", "cache-b"]  # fmt: skip
+    inv = Inventory.of(["shop"], [*objects, "worker"], objects=objects)  # label app=worker
+    assert inv.known_as("worker") == "shop-worker-all-v2"
+    assert inv.known_as("cache") is None  # two objects carry it: ambiguous
+    assert inv.known_as("web") is None  # too short to stand for anything
+    subject = Subject(names=["worker"], namespace="shop")
+    g = ground("worker in ns shop looks idle", subject, inv, services=["worker"])
+    assert g.subject.names == ["shop-worker-all-v2"]
+    assert g.services == ["shop-worker-all-v2"]
+    assert any("taken as shop-worker-all-v2" in n for n in g.notes)
 
 
 def test_a_word_that_names_a_namespace_does_not_move_the_subject_out_of_its_own() -> None:
-    inv = Inventory.of(["orders", "analytics"], ["redash", "orders-api"],
-                       objects=["redash", "orders-api"],
-                       placed={"redash": ["analytics"], "orders-api": ["orders"]})  # fmt: skip
-    q = 'every Redash dashboard on the "Orders" source fails since 09:30'
-    g = ground(q, Subject(names=["redash"]), inv)
-    assert g.subject.namespace is None  # not "orders": redash lives in analytics
-    g = ground("orders-api in orders returns 500", Subject(names=["orders-api"]), inv)
-    assert g.subject.namespace == "orders"
+    inv = Inventory.of(["billing", "analytics"], ["app-a", "billing-api"],
+                       objects=["app-a", "billing-api"],
+                       placed={"app-a": ["analytics"], "billing-api": ["billing"]})  # fmt: skip
+    q = 'every report of app-a on the "Billing" source fails since 09:30'
+    g = ground(q, Subject(names=["app-a"]), inv)
+    assert g.subject.namespace is None  # not "billing": app-a lives in analytics
+    g = ground("billing-api in billing returns 500", Subject(names=["billing-api"]), inv)
+    assert g.subject.namespace == "billing"

@@ -174,8 +174,8 @@ def telling_line(text: str) -> str | None:
     """Of a message written over several lines (a start-up check's report, a Python traceback,
     an exception with its frames, an API error with its list of errors), the line after the
     first that says most precisely what failed: a failure word and a concrete value
-    (``vm.max_map_count [65530] is too low``), or the first item under an "Errors:" heading
-    (``* Vault is sealed``); the last such line wins a tie (a traceback ends with its
+    (``open files limit [1024] is too low``), or the first item under an "Errors:" heading
+    (``* the store is sealed``); the last such line wins a tie (a traceback ends with its
     exception). Stack frames and "for more information see <url>" are not candidates. None
     for a single line."""
     lines = [_DECOR.sub("", ln).strip() for ln in text.splitlines()]

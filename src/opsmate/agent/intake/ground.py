@@ -60,8 +60,8 @@ class Inventory:
         return low in self.names or any(n.startswith(low + "-") for n in self.names)
 
     def known_as(self, name: str) -> str | None:
-        """The one object a short name stands for ("sidekiq" for the Deployment
-        ``gitlab-sidekiq-all-in-1-v2``, whose pods and ReplicaSets share its name): the
+        """The one object a short name stands for ("worker" for the Deployment
+        ``shop-worker-all-v2``, whose pods and ReplicaSets share its name): the
         name is a whole ``-``-separated part of it; None when none or several do."""
         low = name.lower()
         if len(low) < 4:
@@ -106,7 +106,7 @@ def ground(
         # "the TeaStore shop" in namespace teastore: the application, not a service of it
         focus = [s for s in focus if s.lower() != ns]
     if inventory.names and out.names:
-        # a name no object has (a word, or only a pod label such as app=sidekiq) that is a
+        # a name no object has (a word, or only a pod label such as app=worker) that is a
         # whole part of exactly one object's name: that object (its logs, its rollouts)
         said = {
             n: inventory.known_as(n)
@@ -158,8 +158,8 @@ def _ground_namespace(
     cands = [c for c in namespace_candidates(question) if c in inv.namespaces]
     if not cands:
         # a known namespace written anywhere in the question ("... app-108 is slow"), unless
-        # what the question asks about lives in one namespace, and not that one ("Redash
-        # dashboards on the Orders source": redash lives in analytics, not in orders)
+        # what the question asks about lives in one namespace, and not that one ("the
+        # reports of app-a on the Billing source": app-a lives in its own, not in billing)
         words = _WORD.findall(question.lower())
         cands = [w for w in dict.fromkeys(words) if w in inv.namespaces and len(w) >= 3]
         cands = [c for c in cands if c not in _COMMON]

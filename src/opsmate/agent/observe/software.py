@@ -1,9 +1,9 @@
 """Which workload a message means when it names software, not a host.
 
-A client's error often names the product it talks to and no address ("RabbitMQ.Client...
-ACCESS_REFUSED", "FATAL: password authentication failed ... PostgreSQL", "MongoError:
-Authentication failed"). The cluster says which workload runs that product: the image of
-its containers (``rabbitmq:3.13``, ``bitnami/postgresql:16``, ``mongo:7``). Nothing here
+A client's error often names the product it talks to and no address ("Npgsql.PostgresException:
+password authentication failed", "MongoServerError: Authentication failed"). The cluster says
+which workload runs that product: the image of its containers (``bitnami/postgresql:16``,
+``mongo:7``). Nothing here
 knows a product: the words come from the images seen, and a message names a workload when
 one of its words is an image's name (or the image's name begins it: ``postgres`` in
 ``PostgreSQL``, ``mongo`` in ``MongoDB``). Only an unambiguous answer counts.

@@ -126,7 +126,7 @@ def _group_fact(
             sig = Signal(sig.kind, sig.reason, (said,))
     if sig.kind == "dependency" and not sig.targets:
         product = software_target(f"{quote} {err or ''}", ctx.graph, own=emitter)
-        if product:  # "RabbitMQ.Client ... ACCESS_REFUSED": the workload running it
+        if product:  # "<Product>.Client ... authentication failed": the workload running it
             sig = Signal(sig.kind, sig.reason, (product,))
     error_like = _error_like(g)
     warn = g.severity == "warn"

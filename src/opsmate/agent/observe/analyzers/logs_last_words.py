@@ -219,7 +219,7 @@ def pod_log_facts(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
                 hosts = named[:2]
                 break
     if not hosts and failing and key_lines:
-        # "RabbitMQ.Client ... ACCESS_REFUSED" names a product, not a host: the workload
+        # "<Product>.Client ... authentication failed" names a product, not a host: the workload
         # whose image runs it
         named_sw = software_target(" ".join(_text(ln) for ln, _ in key_lines), ctx.graph,
                                    own=service)  # fmt: skip

@@ -94,9 +94,9 @@ def subject_events_when_cut(result: ToolResult, ctx: RuleContext) -> Iterable[Ch
 @result_rule("logs_under_the_workload_name", Tier.FOLLOW, "log_stats")
 def logs_under_the_workload_name(result: ToolResult, ctx: RuleContext) -> Iterable[Check]:
     """No log line for a service by the name the question (or a pod label) gives it: the
-    logs are often kept under the workload's own name (``app: sidekiq`` pods of the
-    Deployment ``gitlab-sidekiq-all-in-1-v2``; ``redash`` made of ``redash-server`` and
-    ``redash-adhocworker``). The workloads of the pods that carry the name: the three the
+    logs are often kept under the workload's own name (``app: worker`` pods of the
+    Deployment ``shop-worker-all-v2``; an application made of ``app-server`` and
+    ``app-scheduler``). The workloads of the pods that carry the name: the three the
     evidence speaks of most."""
     svc = str(result.args.get("service") or "").lower()
     if result.status != "no_data" or not svc:
