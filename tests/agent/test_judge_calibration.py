@@ -290,3 +290,22 @@ def test_a_name_nothing_failed_to_resolve_ranks_below_a_failure_seen() -> None:
     an = judge([_errors(), unknown, _disk_full()])
     order = [c.lead for c in sorted(an.candidates, key=lambda c: -c.score)]
     assert order.index(_disk_full()) < order.index(unknown)
+
+
+def test_an_injected_fault_goes_before_the_caller_side_errors_it_produces() -> None:
+    from opsmate.agent.judge import chains
+    from opsmate.agent.judge.candidates import Candidate
+
+    errors = _errors()
+    injected = fact(K.CHANGE, "fault-injection experiment started on authors", "E3",
+                    reason="FaultInjection", conclusive=True, minutes=0)  # fmt: skip
+    caller = fact(K.LOG_ERROR, 'web logged 300 errors "upstream answered 500"', "E4",
+                  service="web", count=300, minutes=1)  # fmt: skip
+    a = Candidate(lead=injected, relation="subject", score=6.0, explains=errors, conclusive=True)
+    b = Candidate(lead=caller, relation="subject", score=7.9, explains=errors)
+    chains.injected_over_callers([a, b])
+    assert a.score > b.score
+    c = Candidate(lead=injected, relation="subject", score=6.0, explains=None, conclusive=True)
+    d = Candidate(lead=caller, relation="subject", score=7.9, explains=errors)
+    chains.injected_over_callers([c, d])
+    assert c.score < d.score  # it explains nothing seen: no promotion

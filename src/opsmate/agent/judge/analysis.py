@@ -116,6 +116,7 @@ def analyse(
     chains.same_words(cands)
     chains.first_domino(cands)
     chains.replacement_waits(cands)
+    chains.injected_over_callers(cands)
     chains.superseded(cands, graph)
     chains.sole_error(cands)
     starts = {comp for n in [*subject.names, *services] if (comp := dg.component(n))}

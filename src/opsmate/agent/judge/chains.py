@@ -55,6 +55,34 @@ def first_domino(cands: list[Candidate]) -> None:
         c.score = round(c.score * 0.8, 3)
 
 
+def injected_over_callers(cands: list[Candidate]) -> None:
+    """An injected fault (a change that acts on its target) that explains the subject's
+    symptom goes before the caller-side errors it produces: a caller's "500 from upstream"
+    or "deadline exceeded" says where the trouble was seen, the experiment says what made it."""
+    acting = [
+        c
+        for c in cands
+        if c.lead.kind == K.CHANGE
+        and card_for(c.lead).has(Trait.ACTS)
+        and c.conclusive
+        and c.explains is not None
+        and c.relation not in links.NOT_A_CAUSE
+    ]
+    if not acting:
+        return
+    lead = max(acting, key=lambda c: c.score)
+    callers = [
+        c
+        for c in cands
+        if c is not lead
+        and card_for(c.lead).has(Trait.CALLER_SIDE)
+        and not c.conclusive
+        and c.score >= lead.score
+    ]
+    if callers:
+        lead.score = round(max(c.score for c in callers) * 1.1, 3)
+
+
 def replacement_waits(cands: list[Candidate]) -> None:
     """A pod evicted (preempted) and its replacement that then cannot be scheduled: the
     eviction leads, the replacement's scheduling failure follows it (the room the
