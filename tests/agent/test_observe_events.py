@@ -356,3 +356,18 @@ def test_ordinary_objects_and_finished_experiments_are_no_injection() -> None:
               type_="Normal"),
     ]  # fmt: skip
     assert _chaos(evs) == []
+
+
+def test_a_partition_applied_to_both_sides_names_both() -> None:
+    evs = [
+        event("Started", "Experiment has started", obj="split", kind="NetworkChaos",
+              type_="Normal", first="2025-06-10T09:07:23Z"),
+        event("Applied", f"Successfully apply chaos for {NS}/billing-5f6d7b8c9-q1w2e",
+              obj="split", kind="NetworkChaos", type_="Normal", first="2025-06-10T09:07:24Z"),
+        event("Applied", f"Successfully apply chaos for {NS}/broker-0",
+              obj="split", kind="NetworkChaos", type_="Normal", first="2025-06-10T09:07:24Z"),
+    ]  # fmt: skip
+    [f] = _chaos(evs)
+    assert "started on billing and broker at 09:07" in f.statement or (
+        "started on broker and billing at 09:07" in f.statement
+    )

@@ -202,10 +202,10 @@ def injected_faults(records: list[Event], ctx: ObserveContext) -> list[Fact]:
     for (kind, name, ns), r in runs.items():
         tool = "LitmusChaos" if kind == "ChaosEngine" else "Chaos Mesh"
         what = f"{tool} {kind} `{name}`" + (f" ({r['experiment']})" if r["experiment"] else "")
-        targets = [workload_of(p) or p for p in r["pods"]]
+        targets = list(dict.fromkeys(workload_of(p) or p for p in r["pods"]))
         target = targets[0] if targets else _named_workload(name, ns, ctx)
         when = r["first"].strftime("%H:%M") if r["first"] else "in the window"
-        onto = f" on {target}" if target else ""
+        onto = f" on {' and '.join(targets[:3]) if targets else target}" if target else ""
         text = f"fault-injection experiment {what} started{onto} at {when}"
         subject = (
             ObjRef(kind="Pod", name=r["pods"][0], namespace=ns)
