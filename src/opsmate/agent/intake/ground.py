@@ -54,10 +54,12 @@ class Inventory:
         where = self.placed.get(name.lower()) or []
         return where[0] if len(where) == 1 else None
 
-    def has_object(self, name: str) -> bool:
-        """Whether an object, a service or a workload's pods go by ``name``."""
+    def has_object(self, name: str, *, own_name: bool = False) -> bool:
+        """Whether an object, a service or a workload's pods go by ``name`` (``own_name``:
+        an object's own name, not a label some pods carry)."""
         low = name.lower()
-        return low in self.names or any(n.startswith(low + "-") for n in self.names)
+        pool = self.objects if own_name and self.objects else self.names
+        return low in pool or any(n.startswith(low + "-") for n in pool)
 
     def known_as(self, name: str) -> str | None:
         """The one object a short name stands for ("worker" for the Deployment
@@ -111,8 +113,7 @@ def ground(
         said = {
             n: inventory.known_as(n)
             for n in out.names
-            if not inventory.has_object(n)
-            or (inventory.objects and not _object_named(inventory.objects, n))
+            if not inventory.has_object(n, own_name=True)
         }
         if any(said.values()):
             out.names = list(dict.fromkeys(said.get(n) or n for n in out.names))
@@ -138,11 +139,6 @@ def ground(
                 + (f"the namespace {out.namespace}" if out.namespace else "every namespace")
             )
     return Grounding(out, notes, unresolved, focus)
-
-
-def _object_named(objects: set[str], name: str) -> bool:
-    low = name.lower()
-    return low in objects or any(n.startswith(low + "-") for n in objects)
 
 
 def _ground_namespace(

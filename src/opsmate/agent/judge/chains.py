@@ -84,11 +84,11 @@ def injected_over_callers(cands: list[Candidate]) -> None:
 
 
 def replacement_waits(cands: list[Candidate]) -> None:
-    """A pod evicted (preempted) and its replacement that then cannot be scheduled: the
-    eviction leads, the replacement's scheduling failure follows it (the room the
-    replacement needs went to whatever took it)."""
+    """A pod the system removed (a card with trait EVICTS: preempted) and its replacement
+    that then cannot be scheduled: the eviction leads, the replacement's scheduling failure
+    follows it (the room the replacement needs went to whatever took it)."""
     for ev in cands:
-        if ev.lead.reason != "Preempted" or ev.lead.time is None:
+        if not card_for(ev.lead).has(Trait.EVICTS) or ev.lead.time is None:
             continue
         end = ev.lead.time + timedelta(minutes=15)
         after = [
@@ -96,7 +96,7 @@ def replacement_waits(cands: list[Candidate]) -> None:
             for c in cands
             if c is not ev
             and c.lead.kind in (K.SCHEDULING, K.POD_PENDING)
-            and c.lead.reason != "Preempted"
+            and not card_for(c.lead).has(Trait.EVICTS)
             and c.lead.time is not None
             and ev.lead.time <= c.lead.time <= end
             and same_thread(c.lead, ev.lead)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from opsmate.agent.evidence import EvidenceStore
 from opsmate.agent.observe.facts import Fact, FactKind, ObjRef
@@ -14,16 +15,21 @@ _CAP_WORDS = ("_max", "_limit", "_capacity", "_size", "_total_capacity")
 _USE_WORDS = ("_in_use", "_used", "_usage", "_active", "_current", "_busy", "_open")
 
 
-def derive_saturation(store: EvidenceStore, state: TaskState) -> None:
-    """``x_in_use`` reaching ``x_max`` (two recorded queries) -> a saturation fact."""
-    seen: list[tuple[str, str, float, float]] = []  # (eid, name, max, last)
+def _metric_answers(store: EvidenceStore) -> Iterator[tuple[str, MetricsPayload, str]]:
+    """The metric answers read so far: (evidence id, payload, the query)."""
     for eid, res in store.results.items():
         if res.tool != "query_metrics" or res.status not in ("success", "partial"):
             continue
         m = res.payload_as(MetricsPayload)
-        if m is None:
-            continue
-        names = metric_names(m.query or str(res.args.get("query") or ""))
+        if m is not None:
+            yield eid, m, m.query or str(res.args.get("query") or "")
+
+
+def derive_saturation(store: EvidenceStore, state: TaskState) -> None:
+    """``x_in_use`` reaching ``x_max`` (two recorded queries) -> a saturation fact."""
+    seen: list[tuple[str, str, float, float]] = []  # (eid, name, max, last)
+    for eid, m, query in _metric_answers(store):
+        names = metric_names(query)
         if len(names) != 1 or not m.series:
             continue
         mx = max((s.max.value or 0.0) if s.max else 0.0 for s in m.series)
@@ -67,13 +73,18 @@ def derive_oom(store: EvidenceStore, state: TaskState) -> None:
     container at the limit each time. The leak fact says so (its statement, the limit's
     evidence), for a cluster whose pod status no longer shows the kills (the instances
     were replaced) or was not read."""
+    leaks = [
+        f
+        for f in state.facts
+        if f.reason == "MemoryLeakPattern"
+        and (f.detail or {}).get("resets")
+        and not (f.detail or {}).get("limit")
+    ]
+    if not leaks:
+        return  # nothing to read against a limit (most steps): no scan of the results
     limits: dict[str, tuple[str, float, str | None]] = {}  # pod -> (eid, limit, namespace)
-    for eid, res in store.results.items():
-        if res.tool != "query_metrics" or res.status not in ("success", "partial"):
-            continue
-        m = res.payload_as(MetricsPayload)
-        query = (m.query if m else None) or str(res.args.get("query") or "")
-        if m is None or not _LIMIT_Q.search(query) or "cpu" in query.lower():
+    for eid, m, query in _metric_answers(store):
+        if not _LIMIT_Q.search(query) or "cpu" in query.lower():
             continue
         for s in m.series:
             pod = s.labels.get("pod")
@@ -81,20 +92,16 @@ def derive_oom(store: EvidenceStore, state: TaskState) -> None:
                 limits[pod] = (eid, float(s.last.value), s.labels.get("namespace"))
     if not limits:
         return
-    for f in list(state.facts):
-        if f.reason != "MemoryLeakPattern" or not (f.detail or {}).get("resets"):
-            continue
+    for f in leaks:
         pod = ((f.detail or {}).get("labels") or {}).get("pod")
         if pod not in limits:
             continue
         eid, limit, ns = limits[pod]
-        ns = ns or (f.subject.namespace if f.subject else None) or _namespace_of(query_of(f))
+        ns = ns or (f.subject.namespace if f.subject else None) or _namespace_of(_query_of(f))
         high = float((f.detail or {}).get("high") or 0.0)
         if limit <= 0 or high < _NEAR * limit:
             continue
         resets = int(f.detail["resets"])
-        if (f.detail or {}).get("limit"):
-            continue  # already read against its limit
         head = f.statement.split(", dropping")[0].split(": a memory")[0]
         f.statement = (
             f"{head}, its limit ({_mib(limit)}), dropping {resets} time(s): a memory leak "
@@ -116,7 +123,7 @@ def _mib(n: float) -> str:
 _NS = re.compile(r'namespace="([^"]+)"')
 
 
-def query_of(f: Fact) -> str:
+def _query_of(f: Fact) -> str:
     return str((f.detail or {}).get("query") or "")
 
 

@@ -45,6 +45,8 @@ class Trait(StrEnum):
     STUCK = "stuck"  # nothing fails, the state is the evidence (init running, suspended)
     ACTS = "acts"  # a change that acts on its target (an injected fault): the cause of what
     # the target, or what calls it, did after it began
+    EVICTS = "evicts"  # the system removed the pod (preemption): what its replacement then
+    # suffers (cannot be scheduled) follows from it
 
 
 @dataclass(frozen=True)

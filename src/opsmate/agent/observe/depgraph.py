@@ -220,7 +220,8 @@ def workload_of(pod: Pod) -> str:
     return _POD_HASH.sub("", name) or name
 
 
-def _selects(selector: dict[str, str], labels: dict[str, str]) -> bool:
+def selects(selector: dict[str, str], labels: dict[str, str]) -> bool:
+    """Whether a (non-empty) equality selector matches ``labels``."""
     return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
 
 
@@ -277,7 +278,7 @@ def build(graph: ObjectGraph, facts: Iterable[Fact] = ()) -> DependencyGraph:
         name = (s.name or "").lower()
         if not name:
             continue
-        backing = [workload_of(p) for p in pods if _selects(s.selector, p.labels)]
+        backing = [workload_of(p) for p in pods if selects(s.selector, p.labels)]
         comp = max(set(backing), key=backing.count) if backing else dg.aliases.get(name, name)
         dg.aliases[name] = comp
         eid = graph.source_of("Service", s.namespace, s.name or "") or ""

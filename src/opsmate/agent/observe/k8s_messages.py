@@ -105,6 +105,7 @@ class Reading:
     severity: str = "error"
     detail: dict[str, Any] = field(default_factory=dict)
     refs: list[tuple[str, str, str | None]] = field(default_factory=list)  # (kind, name, ns)
+    meaning: str = ""  # what the message means, when its words do not say it plainly
 
 
 # the kubelet's eviction signals and the node condition each one sets
@@ -267,11 +268,19 @@ def read_message(reason: str | None, message: str | None, namespace: str | None)
         return Reading(K.MISCONFIGURATION)
     if r == "Preempted" or m.startswith("Preempted by "):
         # the scheduler evicted the pod to place one of higher priority
-        return Reading(K.SCHEDULING, detail={"preempted": True})
+        return Reading(
+            K.SCHEDULING,
+            meaning="the scheduler evicted it to make room for a pod of higher priority "
+            "(PriorityClass)",
+        )
     if r == "FailedCreatePodSandBox" and _NO_POD_IP.search(m):
         # the pod network has no address to give: the CNI's pool (or the subnet behind it)
         # is exhausted, whatever the node
-        return Reading(K.SATURATION, detail={"pod_network": "no IP address"})
+        return Reading(
+            K.SATURATION,
+            meaning="the pod network had no IP address to give: the CNI's address pool, or "
+            "the subnet behind it, is exhausted or cannot grow",
+        )
     if r in ("FailedCreatePodSandBox", "FailedKillPod", "FailedSync", "NetworkNotReady"):
         return Reading(K.NODE_PROBLEM, severity="warning")
     return None

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from opsmate.agent.observe.depgraph import workload_of
+from opsmate.agent.observe.depgraph import selects, workload_of
 from opsmate.agent.observe.graph import ObjectGraph
 from opsmate.records.k8s import Pod
 
@@ -62,8 +62,7 @@ def software_target(text: str, graph: ObjectGraph, *, own: str | None = None) ->
         return None
     comp, pod = next(iter(hits.items()))
     for svc in graph.all("Service", pod.namespace):
-        selector = getattr(svc, "selector", None) or {}
-        if selector and all(pod.labels.get(k) == v for k, v in selector.items()):
+        if selects(getattr(svc, "selector", None) or {}, pod.labels):
             return str(svc.name)
     return comp
 

@@ -4,6 +4,7 @@ SRE-benchmark scheduling / admission faults)."""
 
 from __future__ import annotations
 
+from opsmate.agent.kinds.card import Trait as T
 from opsmate.agent.kinds.card import read
 from opsmate.agent.kinds.catalog.base import variant
 from opsmate.agent.observe.facts import FactKind as K
@@ -22,6 +23,7 @@ CARDS = (
         ),
         conclusive=True,
         specificity=3.1,
+        traits=frozenset({T.EVICTS}),
         phrase="a pod evicted for one of higher priority",
         check="see who preempted it and their PriorityClass: `kubectl get events -A "
         "--field-selector reason=Preempted` and `kubectl get priorityclass`",

@@ -129,15 +129,8 @@ def _fact(
     condition = reading.detail.get("condition") if reading else None
     if condition and condition not in msg:
         statement += f" (node condition {condition})"
-    if reading is not None and reading.detail.get("preempted"):
-        statement += (
-            " — the scheduler evicted it to make room for a pod of higher priority (PriorityClass)"
-        )
-    if reading is not None and reading.detail.get("pod_network"):
-        statement += (
-            " — the pod network had no IP address to give: the CNI's address pool, or the "
-            "subnet behind it, is exhausted or cannot grow"
-        )
+    if reading is not None and reading.meaning:
+        statement += f" — {reading.meaning}"
     subject = ObjRef(kind=obj_kind, name=objs[0], namespace=ns) if objs else None
     objects = [ObjRef(kind=obj_kind, name=o, namespace=ns) for o in objs[1:6]]
     if reading:
