@@ -12,7 +12,7 @@ from opsmate.agent.intake.subject import Subject
 from opsmate.agent.observe.analyzers.events import events as events_analyzer
 from opsmate.agent.observe.context import ObserveContext
 from opsmate.agent.observe.facts import Fact, FactKind, ObjRef
-from opsmate.agent.observe.registry import observe
+from opsmate.agent.observe.registry import observe, observe_graph
 from opsmate.tools.base import ToolResult
 
 NS = "shop"
@@ -305,7 +305,8 @@ def _chaos(evs: list[Any]) -> list[Fact]:
         data={"events": evs, "count": len(evs)},
         args={"namespace": NS},
     )
-    return [f for f in observe(res, ctx) if f.key.startswith("chaos:")]
+    facts = observe(res, ctx) + observe_graph(ctx)
+    return [f for f in facts if f.key.startswith("chaos:")]
 
 
 def test_a_chaos_mesh_experiment_is_a_change_on_the_pods_it_was_applied_to() -> None:
@@ -344,7 +345,7 @@ def test_a_litmus_engine_names_its_experiment_and_the_workload_in_its_name() -> 
     ]  # fmt: skip
     res = ToolResult(call_id="c2", tool="get_events", status="success", args={"namespace": NS},
                      data={"events": evs, "count": 2})  # fmt: skip
-    [f] = [x for x in observe(res, ctx) if x.key.startswith("chaos:")]
+    [f] = [x for x in observe(res, ctx) + observe_graph(ctx) if x.key.startswith("chaos:")]
     assert "LitmusChaos ChaosEngine `authors-http-chaos` (pod-http-status-code)" in f.statement
     assert f.service == "authors" and "started on authors at 14:11" in f.statement
 

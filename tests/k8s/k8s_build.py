@@ -48,6 +48,21 @@ GV = {
     "Gateway": "gateway.networking.k8s.io/v1",
     "GatewayClass": "gateway.networking.k8s.io/v1",
     "HTTPRoute": "gateway.networking.k8s.io/v1",
+    **{
+        k: "chaos-mesh.org/v1alpha1"
+        for k in (
+            "NetworkChaos",
+            "PodChaos",
+            "StressChaos",
+            "IOChaos",
+            "TimeChaos",
+            "DNSChaos",
+            "HTTPChaos",
+            "JVMChaos",
+            "KernelChaos",
+        )
+    },
+    "ChaosEngine": "litmuschaos.io/v1alpha1",
 }
 CLUSTER = {
     "GatewayClass",
@@ -425,7 +440,16 @@ def shop_objects() -> list[dict[str, Any]]:
                 "rules": [{"backendRefs": [{"name": "cart", "port": 8080}]}],
             },
         ),
+        *experiments(),
     ]
+
+
+def experiments() -> list[dict[str, Any]]:
+    """One fault-injection experiment of each allow-listed kind, selecting no pod (nothing
+    in ``shop`` is acted on)."""
+    spec = {"action": "delay", "selector": {"labelSelectors": {"app": "no-such-app"}}}
+    kinds = [k for k, gv in GV.items() if gv.split("/")[0] in ("chaos-mesh.org", "litmuschaos.io")]
+    return [obj(k, f"{k.lower()}-1", spec=spec) for k in kinds]
 
 
 def malformed_objects() -> list[dict[str, Any]]:

@@ -97,6 +97,22 @@ RESOURCES: dict[str, tuple[str, str, bool]] = {
     "gateways": ("Gateway", "gateway.networking.k8s.io/v1", True),
     "gatewayclasses": ("GatewayClass", "gateway.networking.k8s.io/v1", False),
     "httproutes": ("HTTPRoute", "gateway.networking.k8s.io/v1", True),
+    # Chaos Mesh and LitmusChaos CRDs installed
+    **{
+        f"{k.lower()}": (k, "chaos-mesh.org/v1alpha1", True)
+        for k in (
+            "NetworkChaos",
+            "PodChaos",
+            "StressChaos",
+            "IOChaos",
+            "TimeChaos",
+            "DNSChaos",
+            "HTTPChaos",
+            "JVMChaos",
+            "KernelChaos",
+        )
+    },
+    "chaosengines": ("ChaosEngine", "litmuschaos.io/v1alpha1", True),
 }
 KINDS = {r: k for r, (k, _, _) in RESOURCES.items()}
 GROUP = {r: gv for r, (_, gv, _) in RESOURCES.items()}

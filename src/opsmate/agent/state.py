@@ -98,7 +98,15 @@ class TaskState(BaseModel):
                 for e in fact.evidence:
                     if e not in f.evidence:
                         f.evidence.append(e)
-                if fact.count > f.count:  # a fuller view of the same finding
+                if fact.detail.get("fuller_view") and fact.statement != f.statement:
+                    # the same finding read again with more of it (an object read after its
+                    # events): its words and details replace the first view's
+                    f.statement, f.quote, f.detail = fact.statement, fact.quote, fact.detail
+                    more = [o for o in [fact.subject, *fact.objects] if o and o != f.subject]
+                    f.objects = [*f.objects, *(o for o in more if o not in f.objects)]
+                    f.service = f.service or fact.service
+                    f.terms = list(dict.fromkeys([*f.terms, *fact.terms]))
+                elif fact.count > f.count:  # a fuller view of the same finding
                     f.statement, f.count, f.quote = fact.statement, fact.count, fact.quote
                     f.time = (
                         min(t for t in (f.time, fact.time) if t) if (f.time or fact.time) else None

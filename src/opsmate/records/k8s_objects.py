@@ -18,6 +18,7 @@ from pydantic import Field
 
 from opsmate.records.base import Record
 from opsmate.records.k8s import Condition, Node, Pod
+from opsmate.records.k8s_chaos import FAULT_EXPERIMENT_KINDS, FaultExperiment
 from opsmate.records.k8s_gateway import Gateway, GatewayClass, HTTPRoute
 from opsmate.records.k8s_meta import (
     K8sObject,
@@ -236,6 +237,7 @@ __all__ = [
     "CronJob",
     "EndpointAddress",
     "Endpoints",
+    "FaultExperiment",
     "Gateway",
     "GatewayClass",
     "HTTPRoute",
@@ -309,6 +311,7 @@ RECORD_TYPES: dict[str, type[Record]] = {
     "GatewayClass": GatewayClass,
     "Gateway": Gateway,
     "HTTPRoute": HTTPRoute,
+    **{k: FaultExperiment for k in FAULT_EXPERIMENT_KINDS},
 }
 """The record model of each kind ``list_objects`` / ``get_object`` return."""
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from opsmate.records.k8s_chaos import CHAOS_MESH_KINDS
+
 
 @dataclass(frozen=True)
 class KindInfo:
@@ -62,6 +64,7 @@ def _k(
 CORE, APPS, BATCH = "CoreV1Api", "AppsV1Api", "BatchV1Api"
 NET, RBAC = "NetworkingV1Api", "RbacAuthorizationV1Api"
 CUSTOM, GW = "CustomObjectsApi", "gateway.networking.k8s.io"
+CHAOS = "chaos-mesh.org"
 
 KIND_TABLE: tuple[KindInfo, ...] = (
     _k("Pod", "", "v1", "pods", True, CORE, "pod", "po"),
@@ -186,6 +189,9 @@ KIND_TABLE: tuple[KindInfo, ...] = (
     _k("Gateway", GW, "v1", "gateways", True, CUSTOM, "custom_object", "gtw"),
     _k("GatewayClass", GW, "v1", "gatewayclasses", False, CUSTOM, "custom_object", "gc"),
     _k("HTTPRoute", GW, "v1", "httproutes", True, CUSTOM, "custom_object", "httproute"),
+    # fault-injection experiments: what an experiment does is written only in its spec
+    *(_k(k, CHAOS, "v1alpha1", k.lower(), True, CUSTOM, "custom_object") for k in CHAOS_MESH_KINDS),
+    _k("ChaosEngine", "litmuschaos.io", "v1alpha1", "chaosengines", True, CUSTOM, "custom_object"),
 )
 
 KINDS: dict[str, KindInfo] = {k.kind: k for k in KIND_TABLE}

@@ -63,6 +63,23 @@ def same_thread(a: Fact, b: Fact) -> bool:
     return any(p.startswith(q + "-") or q.startswith(p + "-") for p in x for q in y)
 
 
+def timed_with(ch: Fact, mine: list[Fact], causes: list[Fact]) -> bool:
+    """Whether an injected fault that no path the data shows links to the subject still
+    stands out by time and damage: the subject's own symptom began in the ten minutes after
+    it started, and its target itself failed in the half hour after (probes, saturation,
+    restarts of the pods it acted on)."""
+    t0 = ch.time
+    if t0 is None:
+        return False
+    began = any(s.time and t0 <= s.time <= t0 + timedelta(minutes=10) for s in mine)
+    hurt = any(
+        c.time and t0 <= c.time <= t0 + timedelta(minutes=30) and same_thread(ch, c)
+        for c in causes
+        if c is not ch and c.severity in ("error", "warning")
+    )
+    return began and hurt
+
+
 def timing(t: datetime | None, onset: datetime | None) -> float:
     if t is None or onset is None:
         return 1.0
@@ -223,30 +240,38 @@ def build(
         cand.score = round(score, 3)
         out.append(cand)
     for ch in changes:  # a change right before the subject's symptom
-        if ch.time is None or rel[ch.key] in links.NOT_A_CAUSE or ch.routine:
+        if ch.time is None or ch.routine:
             continue
         t0 = ch.time
         # a change that is its own account of acting on its target (an injected fault):
         # what the target did after it counts as well as the subject's symptoms
         acted = card_for(ch).has(Trait.ACTS)
+        relation = rel[ch.key]
+        if relation in links.NOT_A_CAUSE:
+            if not (acted and relation == links.UNRELATED and timed_with(ch, mine, causes)):
+                continue
+            relation = links.TIMED  # no path the data shows, only the timing and the damage
         pool = mine + [c for c in causes if same_thread(ch, c)] if acted else mine
         after = [
             s
             for s in pool
             if s.time and t0 <= s.time <= t0 + timedelta(minutes=30) and not own_start(ch, s)
         ]
-        after.sort(key=lambda s: not same_thread(ch, s))  # its own workload's symptom first
+        if relation == links.TIMED:  # the subject's symptom is what it is put forward for
+            after = [s for s in after if s in mine] + [s for s in after if s not in mine]
+        else:
+            after.sort(key=lambda s: not same_thread(ch, s))  # its own workload's symptom first
         if _requests_only(ch):  # what a pod reserves changes where it runs, not what it does
             after = [s for s in after if same_thread(ch, s)]
         if after:
             out.append(
                 Candidate(
                     lead=ch,
-                    relation=rel[ch.key],
+                    relation=relation,
                     explains=after[0],
                     explains_subject=True,
                     conclusive=acted,
-                    score=round((3.0 if acted else 1.6) * links.WEIGHT[rel[ch.key]], 3),
+                    score=round((3.0 if acted else 1.6) * links.WEIGHT[relation], 3),
                 )
             )
     return out

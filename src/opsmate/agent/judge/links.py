@@ -7,7 +7,9 @@ subject's errors name, a Service or policy whose selector selects the subject's 
 ``scope``: the question names no object (a namespace-wide question). ``impact``: another
 service failing *on* the subject (its error names the subject): the subject's downstream
 impact. ``unrelated``: about something else. Neither impact nor unrelated facts are ever
-the subject's root cause.
+the subject's root cause. ``timed``: given to a candidate, never to a fact — an injected
+fault that no path the data shows links to the subject, put forward because the subject's
+symptom began minutes after it and its own target failed (``candidates.timed_with``).
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.graph import ObjectGraph
 
 SUBJECT, LINKED, SCOPE, IMPACT, UNRELATED = "subject", "linked", "scope", "impact", "unrelated"
-WEIGHT = {SUBJECT: 2.0, LINKED: 1.5, SCOPE: 1.0, IMPACT: 0.5, UNRELATED: 0.25}
+# an injected fault no path links to the subject, put forward by timing and its target's damage
+TIMED = "timed"
+WEIGHT = {SUBJECT: 2.0, LINKED: 1.5, SCOPE: 1.0, TIMED: 0.75, IMPACT: 0.5, UNRELATED: 0.25}
 NOT_A_CAUSE = (IMPACT, UNRELATED)  # relations that never give the subject's root cause
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from opsmate.records.base import Record
 from opsmate.records.k8s_objects import RECORD_TYPES
 from opsmate.tools.kubernetes.shaping import node_summary
+from opsmate.tools.kubernetes.shaping_chaos import CHAOS_SHAPERS
 from opsmate.tools.kubernetes.shaping_common import (
     annotation,
     as_list,
@@ -447,6 +448,7 @@ SHAPERS: dict[str, Shaper] = {
     "ClusterRoleBinding": _role_binding,
     **WORKLOAD_SHAPERS,
     **GATEWAY_SHAPERS,
+    **CHAOS_SHAPERS,
 }
 
 

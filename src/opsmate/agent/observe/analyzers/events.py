@@ -9,7 +9,6 @@ quoting its own message, and fifty identical back-offs are one fact with a count
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from opsmate.agent.observe.context import ObserveContext
@@ -57,7 +56,7 @@ def events(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
             g["first"] = first
         if last and (g["last"] is None or last > g["last"]):
             g["last"] = last
-    facts = injected_faults(records, ctx)
+    facts: list[Fact] = []
     for (reason, obj_kind, group_name, sig), g in groups.items():
         f = _fact(reason, obj_kind, group_name, sig, g, ctx)
         facts.append(f)
@@ -158,79 +157,3 @@ def _fact(
         message=msg,
         detail=detail,
     )
-
-
-# fault-injection experiments announce themselves in events on their own objects: Chaos
-# Mesh's kinds (NetworkChaos, IOChaos, StressChaos, TimeChaos, JVMChaos, HTTPChaos, PodChaos,
-# DNSChaos, KernelChaos ...) and LitmusChaos's ChaosEngine
-_CHAOS_KIND = re.compile(r"^(?:[A-Z][A-Za-z]*Chaos|ChaosEngine|ChaosSchedule)$")
-_CHAOS_STARTED = {
-    "Started", "Applied", "Injected", "ExperimentJobCreate", "ChaosEngineInitialized",
-    "ChaosInject", "PreChaosCheck",
-}  # fmt: skip
-_APPLIED_TO = re.compile(r"apply chaos for (?P<ns>[\w.-]+)/(?P<pod>[\w.-]+)")
-_LITMUS_EXPERIMENT = re.compile(r"Chaos Experiment: (?P<exp>[\w.-]+)")
-
-
-def injected_faults(records: list[Event], ctx: ObserveContext) -> list[Fact]:
-    """One change per fault-injection experiment seen starting in the events: what it is
-    (its kind and, for Litmus, the experiment), when it began, and the pods it was applied
-    to (Chaos Mesh names them; a Litmus engine's target is the workload its name names)."""
-    runs: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for e in records:
-        kind, name = e.object.kind or "", e.object.name or ""
-        if not _CHAOS_KIND.match(kind) or not name or e.reason not in _CHAOS_STARTED:
-            continue
-        ns = e.object.namespace or e.namespace or ""
-        r = runs.setdefault((kind, name, ns), {"first": None, "pods": [], "experiment": None})
-        t = e.first_timestamp or e.last_timestamp
-        if t is not None and (r["first"] is None or t < r["first"]):
-            r["first"] = t
-        msg = e.message or ""
-        if (m := _APPLIED_TO.search(msg)) and m.group("pod") not in r["pods"]:
-            r["pods"].append(m.group("pod"))
-        if (m := _LITMUS_EXPERIMENT.search(msg)) and r["experiment"] is None:
-            r["experiment"] = m.group("exp")
-    out: list[Fact] = []
-    for (kind, name, ns), r in runs.items():
-        tool = "LitmusChaos" if kind == "ChaosEngine" else "Chaos Mesh"
-        what = f"{tool} {kind} `{name}`" + (f" ({r['experiment']})" if r["experiment"] else "")
-        targets = list(dict.fromkeys(workload_of(p) or p for p in r["pods"]))
-        target = targets[0] if targets else _named_workload(name, ns, ctx)
-        when = r["first"].strftime("%H:%M") if r["first"] else "in the window"
-        onto = f" on {' and '.join(targets[:3]) if targets else target}" if target else ""
-        text = f"fault-injection experiment {what} started{onto} at {when}"
-        subject = (
-            ObjRef(kind="Pod", name=r["pods"][0], namespace=ns)
-            if r["pods"]
-            else ObjRef(kind=kind, name=name, namespace=ns)
-        )
-        objects = [ObjRef(kind="Pod", name=p, namespace=ns) for p in r["pods"][1:6]]
-        objects.append(ObjRef(kind=kind, name=name, namespace=ns))
-        out.append(
-            Fact(
-                key=f"chaos:{kind}:{ns}:{name}",
-                statement=text,
-                evidence=[ctx.eid],
-                kind=FactKind.CHANGE,
-                severity="warning",
-                service=target,
-                time=r["first"],
-                quote=text,
-                reason="FaultInjection",
-                terms=list(match_terms(f"{kind} {name} chaos"))[:20],
-                focus=ctx.is_focus(*(r["pods"] or [name]), target or ""),
-                subject=subject,
-                objects=objects,
-                detail={"change": "fault injection", "experiment": r["experiment"] or kind},
-            )
-        )
-    return out
-
-
-def _named_workload(name: str, ns: str, ctx: ObserveContext) -> str | None:
-    """The workload a Litmus engine's name names (``authors-http-chaos`` -> ``authors``)."""
-    names = {str(w) for p in ctx.graph.pods(ns or None) if p.name and (w := workload_of(p.name))}
-    words = name.lower().split("-")
-    hits = [w for w in names if w.lower() in {"-".join(words[:i]) for i in range(1, len(words))}]
-    return max(hits, key=len) if hits else None

@@ -12,7 +12,9 @@ from collections.abc import Iterable
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.facts import FactKind as K
 from opsmate.agent.plan.registry import Check, RuleContext, fact_rule
+from opsmate.agent.plan.rules.k8s_graph import get_check, keep_checks
 from opsmate.agent.plan.tiers import Tier
+from opsmate.tools.k8s_kinds import KINDS
 
 _FAILING = (
     K.LOG_ERROR,
@@ -82,3 +84,16 @@ def config_of_failing_workload(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
     return [
         Check("list_objects", args, f"{fact.service or 'a workload'} fails: was its config edited?")
     ]
+
+
+@fact_rule("experiment_spec", Tier.EXPLAIN, K.CHANGE)
+def experiment_spec(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
+    """A fault-injection experiment seen in events: its spec says what it does (partition,
+    loss, delay, a CPU hog, an I/O error) and to which pods; the events do not."""
+    if fact.reason != "FaultInjection":
+        return []
+    exp = next((o for o in fact.objects if o.kind in KINDS and o.kind != "Pod"), None)
+    if exp is None:
+        return []
+    why = f"{exp.kind} {exp.name}: what the experiment does and to whom"
+    return keep_checks([get_check(ctx, exp.kind, exp.name, exp.namespace, why)])
