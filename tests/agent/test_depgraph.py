@@ -231,3 +231,20 @@ def test_env_references_are_expanded_and_listen_addresses_are_not_dependencies()
     assert expand_env("$(MISSING)/x", env) == "$(MISSING)/x"
     assert hosts_in(expand_env("http://$(COLLECTOR):4317", env)) == [("otel-collector", "4317")]
     assert hosts_in("http://*:8080") == [] and hosts_in("http://+:80;https://+:443") == []
+
+
+def test_the_names_logs_use_for_a_workload_are_aliases_when_only_it_has_them() -> None:
+    db = Pod(
+        name="chi-metrics-store-0-0-0",
+        namespace="shop",
+        owner="StatefulSet/chi-metrics-store-0-0",
+        labels={"app": "columnstore"},
+        containers=[Container(name="columnstore")],
+    )
+    api = pod("query-api", "10.0.0.5")
+    api.containers.append(Container(name="logshipper"))
+    web = pod("web", "10.0.0.6")
+    web.containers.append(Container(name="logshipper"))
+    dg = build(objects(("Pod", db), ("Pod", api), ("Pod", web)))
+    assert dg.component("columnstore") == "chi-metrics-store-0-0"
+    assert dg.component("logshipper") is None  # a container name two workloads share

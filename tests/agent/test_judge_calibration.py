@@ -13,7 +13,7 @@ from opsmate.agent.judge.analysis import analyse
 from opsmate.agent.observe.facts import Fact, FactKind, ObjRef
 from opsmate.agent.observe.graph import ObjectGraph
 from opsmate.agent.state import TaskState
-from opsmate.records.k8s import Container, Pod
+from opsmate.records.k8s import Container, EnvVar, Pod
 
 K = FactKind
 T0 = datetime(2026, 5, 4, 10, 0, tzinfo=UTC)
@@ -309,3 +309,57 @@ def test_an_injected_fault_goes_before_the_caller_side_errors_it_produces() -> N
     d = Candidate(lead=caller, relation="subject", score=7.9, explains=errors)
     chains.injected_over_callers([c, d])
     assert c.score < d.score  # it explains nothing seen: no promotion
+
+
+def test_the_server_reporting_a_failure_leads_its_clients_echo_of_it() -> None:
+    """A client's message wraps the error its server returned; the server logs it too: the
+    server's own report is the root, the client's echo how it reached the subject."""
+    graph = ObjectGraph()
+    graph.add(
+        "Pod",
+        Pod(
+            name="shop-6d5f7c8b9-abcde",
+            namespace="shop",
+            owner="ReplicaSet/shop-6d5f7c8b9",
+            labels={"app": "shop"},
+            containers=[Container(name="shop", env=[EnvVar(name="DB_HOST", value="colstore")])],
+        ),
+        "E9",
+    )
+    graph.add(
+        "Pod",
+        Pod(
+            name="colstore-0",
+            namespace="shop",
+            owner="StatefulSet/colstore",
+            labels={"app": "colstore"},
+            containers=[Container(name="colstore")],
+        ),
+        "E9",
+    )
+    client = fact(
+        K.SATURATION,
+        "shop reports that out of memory",
+        "E2",
+        service="shop",
+        focus=True,
+        reason="out_of_memory",
+        count=30,
+        minutes=1,
+        message="error while reading result (code: 241, message: Memory limit (total) "
+        "exceeded: would use 3.6 GiB)",
+    )
+    server = fact(
+        K.SATURATION,
+        "colstore reports that out of memory",
+        "E3",
+        service="colstore",
+        reason="out_of_memory",
+        count=8,
+        minutes=2,
+        message="<Error> executeQuery: Code: 241. DB::Exception: Memory limit (total) "
+        "exceeded: would use 3.6 GiB",
+    )
+    an = judge([_errors(), client, server], graph)
+    assert an.root is not None and an.root.lead is server
+    assert client in an.root.chain

@@ -200,3 +200,23 @@ def test_hosts_in_prefers_specific_names_and_skips_timestamps() -> None:
     )
     assert hosts_in("2031-04-02T08:00:01 upstream T08:00 closed") == []
     assert parse_record({"message": "x", "host": "db-1"}).host is None  # a record's own host
+
+
+def test_frames_doc_links_and_function_lines_name_no_dependency() -> None:
+    # a Node.js core-module frame, a link to documentation, a logger's function:line
+    assert hosts_in("getaddrinfo EAI_AGAIN orders-api at onlookup (node:dns:120:26)") == [
+        "orders-api"
+    ]
+    assert hosts_in("Timed out fetching a connection. More info: http://docs.example/pool") == []
+    assert hosts_in("ERROR | django.request:log_response:241 - Internal Server Error") == []
+    assert hosts_in("connect ECONNREFUSED 10.4.0.7:6379") == ["10.4.0.7:6379"]
+    sig = classify("getaddrinfo ENOTFOUND search-svc")
+    assert sig.reason == "dns" and sig.targets == ("search-svc",)
+
+
+def test_a_pool_that_gives_no_connection_is_exhausted_not_a_timeout_of_a_dependency() -> None:
+    sig = classify(
+        "Invalid `prisma.order.findMany()` invocation: Timed out fetching a new connection "
+        "from the connection pool. More info: http://docs.example/pool"
+    )
+    assert (sig.kind, sig.reason) == ("saturation", "pool_exhausted")

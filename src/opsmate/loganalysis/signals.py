@@ -67,6 +67,12 @@ _TARGET_PATTERNS: tuple[re.Pattern[str], ...] = (
         r"resolve(?: host(?:name)?)?:?\s+['\"`]?(?P<h>[\w][\w.\-]*\.[\w\-]+|[\w][\w\-]+)", _I
     ),
     re.compile(r"lookup\s+(?P<h>[\w][\w.\-]*)", _I),
+    # Node.js: "getaddrinfo EAI_AGAIN redis-master", "connect ECONNREFUSED 10.0.0.7:6379"
+    re.compile(r"getaddrinfo\s+(?:EAI_AGAIN|ENOTFOUND|EAI_NONAME|EAI_FAIL)\s+(?P<h>[\w][\w.\-]*)"),
+    re.compile(
+        r"\b(?:ECONNREFUSED|ETIMEDOUT|EHOSTUNREACH|ECONNRESET|ENETUNREACH)\s+"
+        r"(?P<h>[\w][\w.\-]*):(?P<port>\d{2,5})\b"
+    ),
     re.compile(r"tried:\s*(?P<h>[\w][\w.\-]*(?::\d{1,5})?)", _I),
     # gRPC's resolved addresses: "ipv4:10.96.1.2:8080", "ipv6:[fd00::1]:8080"
     re.compile(r"\bipv[46]:\[?(?P<h>[\d.]+|[0-9a-f:]+)\]?:(?P<port>\d{2,5})\b", _I),
@@ -124,10 +130,22 @@ def hosts_in(text: str) -> list[str]:
 _NGINX_HOST_HEADER = re.compile(r',\s*host:\s*"[^"]*"')
 
 
+# text that names a place but no dependency: a Node.js core-module frame
+# (``node:dns:120:26``, ``node:internal/net:1``) and a link to documentation
+# (``More info: http://pris.ly/d/...``, ``see https://...``)
+_NOT_A_TARGET = re.compile(
+    r"\bnode:[\w/]+(?::\d+)+"
+    r"|\b(?:more info(?:rmation)?|see|docs?|documentation|details|read more|learn more|"
+    r"for more (?:info(?:rmation)?|details))\b[:\s]+(?:at\s+|on\s+)?https?://\S+",
+    re.I,
+)
+
+
 def _hosts_in(text: str) -> list[str]:
     out: list[str] = []
     if "client: " in text and "request: " in text:
         text = _NGINX_HOST_HEADER.sub("", text)
+    text = _NOT_A_TARGET.sub(" ", text)
     for pat in _TARGET_PATTERNS:
         for m in pat.finditer(text):
             h = m.group("h").strip(".:'\"`()")
@@ -142,6 +160,8 @@ def _hosts_in(text: str) -> list[str]:
                 continue
             if SOURCE_FILE.search(h):  # "reflector.go:232": a source line, not a host
                 continue
+            if port and "_" in h:  # "log_response:241": a function and its line (a host
+                continue  # name has no underscore)
             if name not in out:
                 out.append(name)
     return out
@@ -251,7 +271,8 @@ _SATURATION: tuple[tuple[re.Pattern[str], str], ...] = (
     (
         re.compile(
             r"pool (?:is )?(?:exhausted|full|empty|timeout)|PoolExhausted|"
-            r"PoolTimeout|(?:acquir(?:e|ing)|obtain(?:ing)?|get(?:ting)?) (?:a )?(?:\w+ )?"
+            r"PoolTimeout|(?:acquir(?:e|ing)|obtain(?:ing)?|get(?:ting)?|fetch(?:ing)?|"
+            r"borrow(?:ing)?) (?:a )?(?:\w+ )?"
             r"connection (?:from|in) (?:the )?(?:\w+ )?pool|"
             r"connection pool (?:is )?(?:exhausted|full|timeout|timed out)|"
             r"too many (?:connections|clients)|max(?:imum)? "

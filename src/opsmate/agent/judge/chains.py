@@ -372,3 +372,49 @@ def _still_there(deep: Candidate, shallow: Candidate) -> bool:
     last = deep.lead.last_time or deep.lead.time
     began = start_of(shallow.lead)
     return last is None or began is None or last >= began - timedelta(minutes=5)
+
+
+_NUM = re.compile(r"\d+(?:\.\d+)?")
+
+
+def _words(f: Fact) -> list[str]:
+    text = _NUM.sub("#", (f.message or f.quote or "").lower())
+    return re.findall(r"[a-z#_]+", text)
+
+
+def _shares_a_phrase(a: Fact, b: Fact, size: int = 4) -> bool:
+    """Whether the two messages share ``size`` words in a row (numbers as one word)."""
+    wa, wb = _words(a), _words(b)
+    if len(wa) < size or len(wb) < size:
+        return False
+    grams = {tuple(wb[i : i + size]) for i in range(len(wb) - size + 1)}
+    return any(tuple(wa[i : i + size]) in grams for i in range(len(wa) - size + 1))
+
+
+def origin_over_echo(cands: list[Candidate], dg: DependencyGraph) -> None:
+    """The same failure told twice: by a client, whose message wraps the error its server
+    returned ("error while reading result (code: 241, Memory limit exceeded …)"), and by
+    that server in its own log. When the data shows the client depends on the server, the
+    server's own report leads and the client's echo says how the failure reached it."""
+    for a in cands:
+        ca = fact_component(dg, a.lead)
+        reach = dg.reachable(ca) if ca else {}
+        if not reach or a.relation in links.NOT_A_CAUSE:
+            continue
+        for b in cands:
+            if b is a or b.lead.kind != a.lead.kind or b.lead.reason != a.lead.reason:
+                continue
+            cb = fact_component(dg, b.lead)
+            if cb is None or cb == ca or cb not in reach or b.score >= a.score:
+                continue
+            if not _shares_a_phrase(a.lead, b.lead):
+                continue
+            b.score = round(a.score * 1.1, 3)
+            a.score = round(a.score * 0.5, 3)
+            b.supported = b.supported or a.supported
+            if a.explains is not None and (b.explains is None or a.explains_subject):
+                b.explains, b.explains_subject = a.explains, a.explains_subject
+            if b.relation in (links.SCOPE, links.UNRELATED) and a.relation != links.SCOPE:
+                b.relation = links.LINKED
+            if a.lead not in b.chain:
+                b.chain.append(a.lead)

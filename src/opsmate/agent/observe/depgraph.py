@@ -256,6 +256,13 @@ def hosts_in(text: str) -> list[tuple[str, str | None]]:
     return [(h, p) for h, p in out if h not in _LOCAL and not SOURCE_FILE.search(h)]
 
 
+_NAME_LABELS = ("app", "app.kubernetes.io/name", "app.kubernetes.io/component", "component")
+_GENERIC_NAMES = frozenset(
+    {"server", "worker", "proxy", "sidecar", "backend", "frontend", "controller", "manager",
+     "exporter", "metrics", "istio-proxy", "linkerd-proxy", "envoy", "daprd", "init"}
+)  # fmt: skip
+
+
 def build(graph: ObjectGraph, facts: Iterable[Fact] = ()) -> DependencyGraph:
     """The dependency graph the object graph and the facts show (see module doc)."""
     dg = DependencyGraph()
@@ -300,6 +307,21 @@ def build(graph: ObjectGraph, facts: Iterable[Fact] = ()) -> DependencyGraph:
         for a in [*ep.ready, *ep.not_ready]:
             if owner and a.ip:
                 dg.aliases.setdefault(a.ip, owner)
+
+    # the names logs use for a workload: its container name, its app label (``clickhouse``
+    # for the pods of ``chi-signoz-clickhouse-cluster-0-0``), when only one workload has it
+    named: dict[str, set[str]] = {}
+    for p in pods:
+        labels = p.labels or {}
+        for n in [*(c.name for c in p.containers), *(labels.get(k) for k in _NAME_LABELS)]:
+            if n and len(n) >= 5 and n.lower() not in _GENERIC_NAMES:
+                named.setdefault(n.lower(), set()).add(workload_of(p))
+    running = {workload_of(p) for p in pods}
+    for n, comps in named.items():
+        # a name taken only by a workload record without pods (a rollout read by that name)
+        free = n not in dg.aliases or (dg.aliases[n] == n and n not in running)
+        if len(comps) == 1 and free:
+            dg.aliases[n] = next(iter(comps))
 
     # env values, command and args that name addresses
     for p in pods:
