@@ -310,14 +310,14 @@ def build(graph: ObjectGraph, facts: Iterable[Fact] = ()) -> DependencyGraph:
 
     # the names logs use for a workload: its container name, its app label (``clickhouse``
     # for the pods of ``chi-signoz-clickhouse-cluster-0-0``), when only one workload has it
-    named: dict[str, set[str]] = {}
+    used: dict[str, set[str]] = {}
     for p in pods:
         labels = p.labels or {}
         for n in [*(c.name for c in p.containers), *(labels.get(k) for k in _NAME_LABELS)]:
             if n and len(n) >= 5 and n.lower() not in _GENERIC_NAMES:
-                named.setdefault(n.lower(), set()).add(workload_of(p))
+                used.setdefault(n.lower(), set()).add(workload_of(p))
     running = {workload_of(p) for p in pods}
-    for n, comps in named.items():
+    for n, comps in used.items():
         # a name taken only by a workload record without pods (a rollout read by that name)
         free = n not in dg.aliases or (dg.aliases[n] == n and n not in running)
         if len(comps) == 1 and free:
