@@ -614,3 +614,25 @@ def test_a_background_message_is_never_a_supported_cause_on_its_own() -> None:
         cand = Candidate(lead=fact, relation=links.SUBJECT, conclusive=False)
         cand.sole = True  # the only error there is: enough, unless it was there all along
         assert _supported(cand) is want
+
+
+def test_what_a_container_ended_with_is_named_by_the_failure_mode_it_shows() -> None:
+    """A verbatim account (a termination message) carries no classification of its own: the
+    card that recognised it names the failure mode before the quote."""
+    crash = fact(
+        K.CRASH_LOOP, "pod web-1 is in CrashLoopBackOff", "E1", subject=pod("web-1"),
+        service="web", focus=True,
+    )  # fmt: skip
+    ended = fact(
+        K.LAST_WORDS,
+        'pod web-1: container web ended with the termination message "exec: "/app/webd": '
+        'stat /app/webd: no such file or directory"',
+        "E2",
+        subject=pod("web-1"),
+        service="web",
+        focus=True,
+        reason="StartError",
+    )
+    an = judge([crash, ended], WEB)
+    assert an.root is not None and an.root.lead is ended
+    assert "because a container command that cannot start: pod web-1" in an.root_statement

@@ -119,6 +119,9 @@ def change_phrase(change: Fact, limit: int | None = None) -> str:
 _VAGUE = frozenset({"resource_exhausted", "unavailable", "auth"})
 
 
+_VERBATIM = (K.LAST_WORDS, K.CONTAINER_EXIT)  # facts that quote, and classify nothing
+
+
 def _cause_text(lead: Fact) -> str:
     """The cause as said by the evidence: the statement, else its verbatim quote. Where the
     statement gives the reason in general words ("reports that a resource is exhausted")
@@ -127,6 +130,12 @@ def _cause_text(lead: Fact) -> str:
     text = lead.statement or lead.quote or ""
     general = reason_words(lead.reason) if lead.reason in _VAGUE else None
     card = card_for(lead)
+    if lead.kind in _VERBATIM and not card.base and card.phrase and card.role == Role.CAUSE:
+        # what a container said or ended with, as it said it: the failure mode the card
+        # recognised in it goes first ("a container command that cannot start: ...")
+        if card.phrase.lower() not in text.lower():
+            return f"{card.phrase}: {text}"
+        return text
     if general is None or card.base or not card.phrase:
         return text
     for said, better in (
