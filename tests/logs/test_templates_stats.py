@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 from opsmate.loganalysis.parse import parse_line, parse_record
 from opsmate.loganalysis.signals import classify, hosts_in
-from opsmate.loganalysis.stats import StatsBuilder
+from opsmate.loganalysis.stats import StatsBuilder, example_text
 from opsmate.loganalysis.templates import TemplateMiner, mask_message
 from opsmate.records.logs import LogStats
 from opsmate.tools.shaping import log_stats
@@ -220,3 +220,22 @@ def test_a_pool_that_gives_no_connection_is_exhausted_not_a_timeout_of_a_depende
         "from the connection pool. More info: http://docs.example/pool"
     )
     assert (sig.kind, sig.reason) == ("saturation", "pool_exhausted")
+
+
+def test_a_response_body_quoted_on_a_long_line_keeps_the_servers_message() -> None:
+    body = (
+        '[{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"pods '
+        'is forbidden: User \\"system:serviceaccount:shop:cart\\" cannot list resource \\"pods\\" '
+        'in API group \\"\\" in the namespace \\"shop\\"","reason":"Forbidden","code":403}]'
+    )
+    line = (
+        "[2026-03-24 13:40:23,026] [WARN] [akka.discovery.kubernetes.KubernetesApiServiceDiscovery]"
+        " [cart-akka.actor.default-dispatcher-14] [KubernetesApiServiceDiscovery(akka://cart)] - "
+        "Forbidden to communicate with Kubernetes API server; check RBAC settings. "
+        f"Response: {body}"
+    )
+    shown = example_text(parse_record({"message": line, "level": "warn"}))
+    assert shown.endswith(
+        '… pods is forbidden: User "system:serviceaccount:shop:cart" cannot list resource "pods" '
+        'in API group "" in the namespace "shop"'
+    )

@@ -110,6 +110,12 @@ def example_text(pl: ParsedLine) -> str:
             if addr and addr not in head and addr not in deep:
                 return f"{head} … {addr} … {deep}"
             return f"{head} … {deep}"
+        body = _BODY_MESSAGE.search(text, 60)
+        if body and body.group(1) not in text[: EXAMPLE_CHARS - 2]:
+            # a response body quoted on the line ("Response: {... "message":"pods is
+            # forbidden: ...", "code":403}"): the server's own message says what failed
+            said = body.group(1).replace('\\"', '"')[:170]
+            return f"{text[: EXAMPLE_CHARS - len(said) - 4].rstrip()} … {said}"
         exc = _LAST_EXCEPTION.findall(text)
         if exc and exc[-1] not in text[: EXAMPLE_CHARS - 2]:
             # "... trying next location: java.io.IOException: No space left on device": the
@@ -119,6 +125,7 @@ def example_text(pl: ParsedLine) -> str:
     return text if len(text) <= EXAMPLE_CHARS else text[: EXAMPLE_CHARS - 1] + "…"
 
 
+_BODY_MESSAGE = re.compile(r'"message"\s*:\s*"((?:[^"\\]|\\.){12,300})"')
 _LAST_EXCEPTION = re.compile(
     r"\b(?:[A-Za-z_][\w$]*\.)*[A-Z]\w*(?:Exception|Error)\b:\s*[^:\n][^\n]{0,160}"
 )

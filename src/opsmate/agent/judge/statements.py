@@ -123,14 +123,18 @@ _VERBATIM = (K.LAST_WORDS, K.CONTAINER_EXIT)  # facts that quote, and classify n
 
 
 def _cause_text(lead: Fact) -> str:
-    """The cause as said by the evidence: the statement, else its verbatim quote. Where the
+    """The cause as said by the evidence: the statement, else its verbatim quote. A verbatim
+    account (last words, a refusal quoted from a log) is preceded by the failure mode its card
+    recognised. Where the
     statement gives the reason in general words ("reports that a resource is exhausted")
     and a specific card recognised the failure mode, the card's name for it stands there
     instead ("reports a full disk: ... No space left on device")."""
     text = lead.statement or lead.quote or ""
     general = reason_words(lead.reason) if lead.reason in _VAGUE else None
     card = card_for(lead)
-    if lead.kind in _VERBATIM and not card.base and card.phrase and card.role == Role.CAUSE:
+    verbatim = lead.kind in _VERBATIM or lead.detail.get("verbatim")
+    specific = not card.base or card.fact not in _VERBATIM  # not "last words" in general
+    if verbatim and specific and card.phrase and card.role == Role.CAUSE:
         # what a container said or ended with, as it said it: the failure mode the card
         # recognised in it goes first ("a container command that cannot start: ...")
         if card.phrase.lower() not in text.lower():

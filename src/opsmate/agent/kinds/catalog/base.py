@@ -397,7 +397,7 @@ BASE: tuple[Card, ...] = (
         conclusive=True,
         specificity=3.0,
         shows_rank=7,
-        phrase="a missing RBAC permission",
+        phrase="a missing RBAC permission (no Role or RoleBinding grants it)",
         check="confirm the permission: `kubectl auth can-i --as=system:serviceaccount:{ns}:NAME "
         "VERB RESOURCE -n {ns}`",
         mitigation="grant the missing permission with a Role/RoleBinding (a reviewed change)",

@@ -71,12 +71,18 @@ _DEPENDENCY_WORDS = re.compile(
 # CI runner creating pods, a drain tool evicting them) logs the refusal it got back:
 # the same failure mode as the event would be
 _REFUSALS_IN_LOGS = frozenset(
-    {FactKind.ADMISSION_DENIED, FactKind.QUOTA_REFUSAL, FactKind.MISCONFIGURATION}
+    {
+        FactKind.ADMISSION_DENIED,
+        FactKind.QUOTA_REFUSAL,
+        FactKind.MISCONFIGURATION,
+        FactKind.RBAC_DENIED,
+    }
 )
 
 
 _REFUSAL_START = re.compile(
-    r"[\w-]+ \"[^\"]+\" is forbidden|admission webhook|failed calling webhook|violates PodSecurity"
+    r"[\w-]+ \"[^\"]+\" is forbidden|[\w.-]+ is forbidden: User|admission webhook"
+    r"|failed calling webhook|violates PodSecurity"
     r"|exceeded quota|failed quota|error when evicting|cannot evict",
     re.I,
 )
@@ -85,6 +91,7 @@ _REFUSAL_START = re.compile(
 def _kubernetes_refusal(quote: str, err: str | None) -> tuple[Reading, str] | None:
     """The API server's refusal a line quotes, and that refusal's own words."""
     text = quote if not err or err in quote else f"{quote} {err}"
+    text = text.replace('\\"', '"')  # the API server's Status quoted as JSON in the line
     reading = read_message(None, text, None)
     if reading is None or reading.kind not in _REFUSALS_IN_LOGS:
         return None
@@ -184,7 +191,7 @@ def _group_fact(
     if g.fields:
         detail["fields"] = dict(g.fields)
     if k8s is not None:
-        detail.update(k8s.detail)
+        detail.update(k8s.detail, verbatim=True)  # the refusal as quoted: classifies nothing
     if sig.targets:
         detail["targets"] = list(sig.targets)
     if order is not None:
