@@ -363,3 +363,35 @@ def test_the_server_reporting_a_failure_leads_its_clients_echo_of_it() -> None:
     an = judge([_errors(), client, server], graph)
     assert an.root is not None and an.root.lead is server
     assert client in an.root.chain
+
+
+def test_a_products_own_error_quoted_by_its_client_names_the_workload_that_runs_it() -> None:
+    """A cache's refusal ("OOM command not allowed when used memory > 'maxmemory'") logged by
+    its client: the statement names the workload whose image runs the product."""
+    graph = ObjectGraph()
+    graph.add(
+        "Pod",
+        Pod(
+            name="kv-master-0",
+            namespace="shop",
+            owner="StatefulSet/kv-master",
+            labels={"app": "kv"},
+            containers=[Container(name="kv", image="docker.io/bitnami/valkey:8.0.2")],
+        ),
+        "E9",
+    )
+    refused = fact(
+        K.LOG_ERROR,
+        "shop logged 16 errors \"OOM command not allowed when used memory > 'maxmemory'.\"",
+        "E2",
+        service="shop",
+        focus=True,
+        count=16,
+        minutes=1,
+    )
+    an = judge([_errors(), refused], graph)
+    assert an.root is not None and an.root.lead is refused
+    assert an.root.served_by == ("kv-master", "docker.io/bitnami/valkey:8.0.2")
+    assert "a cache at its maxmemory limit (kv-master, image docker.io/bitnami/valkey:8.0.2): " in (
+        an.root_statement
+    )

@@ -105,3 +105,21 @@ def test_redact_report_masks_secrets_everywhere() -> None:
     r = _report(summary="token Authorization: Bearer abcdefghijklmnop123 and password=hunter2")
     out = json.dumps(redact_report(r).to_json())
     assert "abcdefghijklmnop123" not in out and "hunter2" not in out
+
+
+def test_a_conclusive_cause_about_the_subject_is_settled_with_the_survey_unfinished() -> None:
+    from opsmate.agent.judge.analysis import Analysis
+    from opsmate.agent.judge.candidates import Candidate
+    from opsmate.agent.observe.facts import Fact, FactKind
+    from opsmate.agent.report.assemble import _settled
+
+    lead = Fact(key="k", statement="s", evidence=["E1"], kind=FactKind.OOM_KILLED)
+
+    def analysis(**c: object) -> Analysis:
+        root = Candidate(lead=lead, **c)  # type: ignore[arg-type]
+        return Analysis([], root, "s", ["E1"], 0.8, "", None)
+
+    assert _settled(analysis(relation="subject", conclusive=True))
+    assert _settled(analysis(relation="linked", conclusive=True, explains_subject=True))
+    assert not _settled(analysis(relation="subject", conclusive=False))
+    assert not _settled(analysis(relation="linked", conclusive=True))

@@ -120,6 +120,7 @@ def analyse(
     chains.superseded(cands, graph)
     chains.sole_error(cands)
     chains.origin_over_echo(cands, dg)
+    chains.served_by(cands, graph, dg, subject.namespace)
     starts = {comp for n in [*subject.names, *services] if (comp := dg.component(n))}
     if not starts and subject.empty():
         # a namespace-wide question: walk from the components whose calls fail to reach a

@@ -45,6 +45,7 @@ class Candidate:
     sole: bool = False  # the only error the subject logged
     superseded_by: str | None = None  # a later pod shows this refusal no longer applies
     latent: bool = False  # a routing fault nothing failed to reach: not a cause of anything
+    served_by: tuple[str, str] | None = None  # (workload, image) whose own error the lead quotes
 
     @property
     def key(self) -> str:

@@ -24,6 +24,7 @@ from opsmate.agent.observe.depgraph import DependencyGraph, fact_component
 from opsmate.agent.observe.facts import Fact, ObjRef
 from opsmate.agent.observe.facts import FactKind as K
 from opsmate.agent.observe.graph import ObjectGraph
+from opsmate.agent.observe.software import runs_software
 
 _UNREACHABLE = re.compile(r"node\.kubernetes\.io/(?:unreachable|not-ready)", re.I)
 
@@ -418,3 +419,20 @@ def origin_over_echo(cands: list[Candidate], dg: DependencyGraph) -> None:
                 b.relation = links.LINKED
             if a.lead not in b.chain:
                 b.chain.append(a.lead)
+
+
+def served_by(
+    cands: list[Candidate], graph: ObjectGraph, dg: DependencyGraph, namespace: str | None
+) -> None:
+    """A client that quotes the error a product returns (a cache's "OOM command not allowed
+    when used memory > 'maxmemory'"): the failure is that product's, so the workload that
+    runs it (the one whose image is named for it, the subject's namespace first) is named —
+    unless the lead is that workload's own log."""
+    for c in cands:
+        card = card_for(c.lead)
+        if not card.software:
+            continue
+        ns = c.lead.subject.namespace if c.lead.subject and c.lead.subject.namespace else None
+        found = runs_software(card.software, graph, near=ns or namespace)
+        if found is not None and found[0] != fact_component(dg, c.lead):
+            c.served_by = found

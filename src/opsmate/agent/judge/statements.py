@@ -122,7 +122,7 @@ _VAGUE = frozenset({"resource_exhausted", "unavailable", "auth"})
 _VERBATIM = (K.LAST_WORDS, K.CONTAINER_EXIT)  # facts that quote, and classify nothing
 
 
-def _cause_text(lead: Fact) -> str:
+def _cause_text(lead: Fact, served_by: tuple[str, str] | None = None) -> str:
     """The cause as said by the evidence: the statement, else its verbatim quote. A verbatim
     account (last words, a refusal quoted from a log) is preceded by the failure mode its card
     recognised. Where the
@@ -132,6 +132,9 @@ def _cause_text(lead: Fact) -> str:
     text = lead.statement or lead.quote or ""
     general = reason_words(lead.reason) if lead.reason in _VAGUE else None
     card = card_for(lead)
+    if served_by is not None and card.phrase:
+        # a client quoting the error of the software it talks to: which workload runs it
+        return f"{card.phrase} ({served_by[0]}, image {served_by[1]}): {text}"
     verbatim = lead.kind in _VERBATIM or lead.detail.get("verbatim")
     specific = not card.base or card.fact not in _VERBATIM  # not "last words" in general
     if verbatim and specific and card.phrase and card.role == Role.CAUSE:
@@ -182,12 +185,12 @@ def root_statement(
         cause = change_phrase(lead)
     elif (phrase := symptom_phrase(kind)) is not None:
         reason = head.reason if head is not None and head.reason else None
-        said = f" ({reason})" if reason and reason.lower() not in _cause_text(lead).lower() else ""
+        cause = _cause_text(lead, c.served_by)
+        said = f" ({reason})" if reason and reason.lower() not in cause.lower() else ""
         opening = f"{who} {phrase}{said} because"  # the verbatim reason
-        cause = _cause_text(lead)
     else:
         opening = ""
-        cause = _cause_text(lead)
+        cause = _cause_text(lead, c.served_by)
     ids = cite(lead)
     room = MAX_WORDS - words(trigger) - words(opening) - words(ids)
     then = _then_clause(c, symptom, lead)

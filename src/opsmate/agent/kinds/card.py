@@ -121,6 +121,9 @@ class Card:
     rules_out: str = ""  # what rules it out (docs, the report's candidates ruled out)
     catalog: tuple[str, ...] = ()  # the public catalogs that list it
     needs_deeper: bool = False  # a cause that is itself an effect: never `complete` alone
+    # the products whose own error this is (as their images are named: ``redis``, ``valkey``):
+    # a client that quotes it is answered by the workload that runs one of them
+    software: tuple[str, ...] = ()
     example: tuple[str, str] = ("", "")  # (reason, text) of a fact it selects (tests, docs)
     _re: re.Pattern[str] | None = field(default=None, repr=False, compare=False)
     _lower: frozenset[str] = field(default=frozenset(), repr=False, compare=False)

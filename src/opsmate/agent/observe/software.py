@@ -17,7 +17,7 @@ from opsmate.agent.observe.depgraph import selects, workload_of
 from opsmate.agent.observe.graph import ObjectGraph
 from opsmate.records.k8s import Pod
 
-__all__ = ["backend_protocol", "image_word", "software_target"]
+__all__ = ["backend_protocol", "image_word", "runs_software", "software_target"]
 
 _WORD = re.compile(r"[a-z][a-z0-9]*", re.I)
 _MIN = 5  # shorter image names ("app", "api", "web", "db") name nothing reliably
@@ -65,6 +65,26 @@ def software_target(text: str, graph: ObjectGraph, *, own: str | None = None) ->
         if selects(getattr(svc, "selector", None) or {}, pod.labels):
             return str(svc.name)
     return comp
+
+
+def runs_software(
+    products: tuple[str, ...], graph: ObjectGraph, *, near: str | None = None
+) -> tuple[str, str] | None:
+    """The one workload whose containers run one of ``products`` (an image named ``redis``,
+    ``bitnami/valkey``), as (workload, image); when several do, the one in namespace
+    ``near``, if only one there. None when none or no single one."""
+    hits: dict[str, tuple[str, str]] = {}
+    for pod in graph.pods():
+        for c in pod.containers:
+            word = image_word(c.image)
+            if word and any(_names(word, p) for p in products):
+                hits.setdefault(workload_of(pod), (pod.namespace or "", str(c.image)))
+    if len(hits) > 1 and near:
+        hits = {w: v for w, v in hits.items() if v[0] == near}
+    if len(hits) != 1:
+        return None
+    comp, (_, image) = next(iter(hits.items()))
+    return comp, image
 
 
 _TLS_VALUES = ("HTTPS", "GRPCS", "TRUE")

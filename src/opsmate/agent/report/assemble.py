@@ -129,7 +129,7 @@ def assemble_report(
         status = "refused"  # every source that was tried is down: nothing could be looked at
     elif stopped_by in ("cancelled", "timeout", "error"):
         status = "partial"  # interrupted: whatever was found is reported, marked partial
-    elif root is not None and not (survey_left and stopped_by != "done"):
+    elif root is not None and not (survey_left and stopped_by != "done" and not _settled(an)):
         status = "complete"  # a budget may end the plan once the cause is supported
     elif stopped_by in ("max_steps", "token_budget"):
         status = "partial"
@@ -392,3 +392,11 @@ def _dependencies(state: TaskState, known: set[str]) -> list[Dependency]:
         via = str(d.get("via") or "")[:120]
         out.append(Dependency.model_validate({"from": src, "to": dst, "via": via, "evidence": ev}))
     return out
+
+
+def _settled(an: Analysis) -> bool:
+    """A root that the survey's unread checks cannot unsettle: the system's own account of a
+    failure (a conclusive failure mode) that explains the subject's own symptom or is about
+    the subject itself."""
+    r = an.root
+    return r is not None and r.conclusive and (r.explains_subject or r.relation == "subject")

@@ -221,6 +221,7 @@ CARDS = (
         conclusive=True,
         specificity=3.0,
         phrase="a cache at its maxmemory limit",
+        software=("redis", "valkey", "keydb", "dragonfly"),
         check="`redis-cli INFO memory` (used_memory vs maxmemory, maxmemory-policy) on the cache",
         mitigation="raise maxmemory or set an eviction policy (a person decides)",
         topics=("redis", "maxmemory", "memory", "cache", "oom"),
