@@ -248,3 +248,17 @@ def test_the_names_logs_use_for_a_workload_are_aliases_when_only_it_has_them() -
     dg = build(objects(("Pod", db), ("Pod", api), ("Pod", web)))
     assert dg.component("columnstore") == "chi-metrics-store-0-0"
     assert dg.component("logshipper") is None  # a container name two workloads share
+
+
+def test_a_host_an_ingress_serves_is_its_backends_component() -> None:
+    api = pod("auth", "10.0.0.7")
+    web = pod("web", "10.0.0.8", {"AUTH_URL": "https://login.example.test/connect"})
+    ing = Ingress(
+        name="auth",
+        namespace="shop",
+        rules=[IngressBackend(host="login.example.test", path="/", service="auth-svc")],
+    )
+    dg = build(objects(("Pod", api), ("Pod", web), ("Service", service("auth-svc", "auth",
+                       "10.96.0.7")), ("Ingress", ing)))  # fmt: skip
+    assert dg.resolve("login.example.test") == "auth"
+    assert [e.dst for e in dg.depends_on("web")] == ["auth"]

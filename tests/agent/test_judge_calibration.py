@@ -395,3 +395,50 @@ def test_a_products_own_error_quoted_by_its_client_names_the_workload_that_runs_
     assert "a cache at its maxmemory limit (kv-master, image docker.io/bitnami/valkey:8.0.2): " in (
         an.root_statement
     )
+
+
+def _experiment_on(target: str, minutes: int = -1) -> Fact:
+    return fact(
+        K.CHANGE,
+        f"fault-injection experiment Chaos Mesh TimeChaos `skew` started on {target}",
+        "E5",
+        service=target,
+        reason="FaultInjection",
+        subject=ObjRef(kind="Pod", name=f"{target}-7d9f8c7b6-x2x9z", namespace="shop"),
+        severity="warning",
+        minutes=minutes,
+    )
+
+
+def _pod(workload: str, env: dict[str, str] | None = None) -> Pod:
+    return Pod(
+        name=f"{workload}-7d9f8c7b6-x2x9z",
+        namespace="shop",
+        owner=f"ReplicaSet/{workload}-7d9f8c7b6",
+        labels={"app": workload},
+        containers=[
+            Container(name=workload, env=[EnvVar(name=k, value=v) for k, v in (env or {}).items()])
+        ],
+    )
+
+
+def test_an_injected_fault_on_what_the_subject_depends_on_explains_its_own_errors() -> None:
+    """The subject logs errors of its own (tokens it rejects), which stops the walk into its
+    dependencies; an experiment on a dependency the data shows (its env names it) that began
+    just before them is still linked, and is the cause."""
+    graph = ObjectGraph()
+    graph.add("Pod", _pod("shop", {"AUTH_URL": "http://auth:8080"}), "E9")
+    graph.add("Pod", _pod("auth"), "E9")
+    own = fact(K.LOG_ERROR, 'shop logged 40 errors "token is not yet valid"', "E2",
+               service="shop", focus=True, count=40, minutes=0)  # fmt: skip
+    an = judge([own, _experiment_on("auth")], graph)
+    [c] = [c for c in an.candidates if c.lead.reason == "FaultInjection"]
+    assert c.relation == "linked" and c.explains is own
+    assert an.root is not None and an.root.lead is c.lead
+    unlinked = ObjectGraph()  # no path the data shows, and the target itself did not fail
+    unlinked.add("Pod", _pod("shop"), "E9")
+    unlinked.add("Pod", _pod("auth"), "E9")
+    an = judge([own, _experiment_on("auth")], unlinked)
+    assert not [c for c in an.candidates if c.lead.reason == "FaultInjection"]
+    an = judge([own, _experiment_on("auth", minutes=-45)], graph)  # long before the errors
+    assert not [c for c in an.candidates if c.lead.reason == "FaultInjection"]

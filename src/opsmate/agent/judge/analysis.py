@@ -112,6 +112,7 @@ def analyse(
         onset=onset,
         reported_onset=state.onset,
         docs=[(rid, d) for rid, d, app in docs if app.applies],
+        reaches=lambda f: links.subject_depends_on(f, subject, dg, services),
     )
     chains.same_words(cands)
     chains.first_domino(cands)

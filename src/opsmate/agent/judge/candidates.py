@@ -10,6 +10,7 @@ before the onset at the same rate).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -64,21 +65,23 @@ def same_thread(a: Fact, b: Fact) -> bool:
     return any(p.startswith(q + "-") or q.startswith(p + "-") for p in x for q in y)
 
 
-def timed_with(ch: Fact, mine: list[Fact], causes: list[Fact]) -> bool:
-    """Whether an injected fault that no path the data shows links to the subject still
-    stands out by time and damage: the subject's own symptom began in the ten minutes after
-    it started, and its target itself failed in the half hour after (probes, saturation,
-    restarts of the pods it acted on)."""
+def began_after(ch: Fact, trouble: list[Fact]) -> bool:
+    """Whether some of the subject's trouble began in the ten minutes after ``ch`` started."""
     t0 = ch.time
-    if t0 is None:
-        return False
-    began = any(s.time and t0 <= s.time <= t0 + timedelta(minutes=10) for s in mine)
-    hurt = any(
+    return t0 is not None and any(
+        s.time and t0 <= s.time <= t0 + timedelta(minutes=10) for s in trouble
+    )
+
+
+def hurt_after(ch: Fact, causes: list[Fact]) -> bool:
+    """Whether the target of an injected fault itself failed in the half hour after it
+    started (probes, saturation, restarts of the pods it acted on)."""
+    t0 = ch.time
+    return t0 is not None and any(
         c.time and t0 <= c.time <= t0 + timedelta(minutes=30) and same_thread(ch, c)
         for c in causes
         if c is not ch and c.severity in ("error", "warning")
     )
-    return began and hurt
 
 
 def timing(t: datetime | None, onset: datetime | None) -> float:
@@ -197,8 +200,10 @@ def build(
     onset: datetime | None,
     reported_onset: datetime | None,
     docs: list[tuple[str, RunbookDoc]],
+    reaches: Callable[[Fact], bool] | None = None,
 ) -> list[Candidate]:
-    """One scored candidate per cause fact, plus changes that precede a subject symptom."""
+    """One scored candidate per cause fact, plus changes that precede a subject symptom.
+    ``reaches``: whether the subject depends on what a change acted on (the data's path)."""
     matcher = DocMatcher([d for _, d in docs])
     out: list[Candidate] = []
     for c in causes:
@@ -248,18 +253,28 @@ def build(
         # what the target did after it counts as well as the subject's symptoms
         acted = card_for(ch).has(Trait.ACTS)
         relation = rel[ch.key]
+        # an injected fault is put forward for the subject's own trouble: its symptoms, and
+        # the errors it logs itself
+        first = mine + [c for c in causes if rel[c.key] == links.SUBJECT] if acted else mine
         if relation in links.NOT_A_CAUSE:
-            if not (acted and relation == links.UNRELATED and timed_with(ch, mine, causes)):
+            if not (acted and relation == links.UNRELATED):
                 continue
-            relation = links.TIMED  # no path the data shows, only the timing and the damage
-        pool = mine + [c for c in causes if same_thread(ch, c)] if acted else mine
+            if not began_after(ch, first):
+                continue
+            if reaches is not None and reaches(ch):
+                relation = links.LINKED  # the subject depends on its target, as the data shows
+            elif hurt_after(ch, causes):
+                relation = links.TIMED  # no path the data shows, only the timing and the damage
+            else:
+                continue
+        pool = first + [c for c in causes if same_thread(ch, c)] if acted else mine
         after = [
             s
             for s in pool
             if s.time and t0 <= s.time <= t0 + timedelta(minutes=30) and not own_start(ch, s)
         ]
-        if relation == links.TIMED:  # the subject's symptom is what it is put forward for
-            after = [s for s in after if s in mine] + [s for s in after if s not in mine]
+        if first is not mine:  # the subject's trouble is what it is put forward for
+            after = [s for s in after if s in first] + [s for s in after if s not in first]
         else:
             after.sort(key=lambda s: not same_thread(ch, s))  # its own workload's symptom first
         if _requests_only(ch):  # what a pod reserves changes where it runs, not what it does

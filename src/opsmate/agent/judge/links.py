@@ -354,3 +354,15 @@ def dependency_view(
         for caller, down in inferred_edges(facts, dg):
             dg.add(caller, down, "inferred: down before the caller's errors began")
     return dg, reach
+
+
+def subject_depends_on(
+    f: Fact, subject: Subject, dg: DependencyGraph, focus_services: list[str]
+) -> bool:
+    """Whether the dependency graph has a path from the subject's components to what ``f``
+    is about (a path the data shows, whatever failures the subject has of its own)."""
+    comp = fact_component(dg, f)
+    if comp is None:
+        return False
+    starts = {c for n in [*subject.names, *focus_services] if (c := dg.component(n))}
+    return any(s != comp and dg.path(s, comp) for s in starts)

@@ -323,6 +323,18 @@ def build(graph: ObjectGraph, facts: Iterable[Fact] = ()) -> DependencyGraph:
         if len(comps) == 1 and free:
             dg.aliases[n] = next(iter(comps))
 
+    # a public host name an Ingress of the cluster serves: a call to it goes to the backend
+    # (one Service for every path of that host) through the ingress controller
+    by_host: dict[str, set[str]] = {}
+    for ing in graph.all("Ingress"):
+        for rule in ing.rules:
+            if rule.host and rule.service:
+                by_host.setdefault(rule.host.lower(), set()).add(rule.service.lower())
+    for host, svcs in by_host.items():
+        if len(svcs) == 1 and host not in dg.aliases:
+            svc = next(iter(svcs))
+            dg.aliases[host] = dg.aliases.get(svc, svc)
+
     # env values, command and args that name addresses
     for p in pods:
         comp = workload_of(p)
