@@ -323,3 +323,18 @@ def test_a_caller_in_another_namespace_is_judged_by_its_namespace_labels() -> No
     [fact] = f.facts(K.NETWORK_POLICY)
     assert "`query-1`" in fact.statement and "other-1" not in fact.statement
     assert fact.severity == "error"
+
+
+def test_an_ingress_an_operator_made_for_a_challenge_says_what_it_is_for() -> None:
+    f = Feed()
+    solver = ingress("nginx")
+    solver["metadata"]["name"] = "cm-acme-http-solver-x1"
+    solver["metadata"]["labels"] = {"acme.cert-manager.io/http01-solver": "true"}
+    f.objects("Ingress", [solver])
+    [unserved] = f.facts(K.MISCONFIGURATION)
+    assert "Ingress `cm-acme-http-solver-x1` (host shop.example.test) (cert-manager's ACME " in (
+        unserved.statement
+    )
+    assert "the certificate is issued or renewed only once the challenge is answered" in (
+        unserved.statement
+    )

@@ -17,7 +17,7 @@ from opsmate.agent.observe.depgraph import selects, workload_of
 from opsmate.agent.observe.graph import ObjectGraph
 from opsmate.records.k8s import Pod
 
-__all__ = ["backend_protocol", "image_word", "runs_software", "software_target"]
+__all__ = ["backend_protocol", "image_word", "made_for", "runs_software", "software_target"]
 
 _WORD = re.compile(r"[a-z][a-z0-9]*", re.I)
 _MIN = 5  # shorter image names ("app", "api", "web", "db") name nothing reliably
@@ -106,3 +106,21 @@ def backend_protocol(text: str, graph: ObjectGraph) -> str | None:
     if len(pick) != 1:
         return None
     return f"Ingress {pick[0].name} ({pick[0].backend_protocol})"
+
+
+# objects an operator makes for a purpose of its own, known by the label it sets on them
+_MADE_FOR = (
+    (
+        "acme.cert-manager.io/http01-solver",
+        "cert-manager's ACME HTTP-01 challenge solver: the certificate is issued or renewed "
+        "only once the challenge is answered through it",
+    ),
+)
+
+
+def made_for(labels: dict[str, str] | None) -> str | None:
+    """What an operator made an object for, from the label it marks it with; else None."""
+    for key, purpose in _MADE_FOR:
+        if (labels or {}).get(key) not in (None, "", "false"):
+            return purpose
+    return None

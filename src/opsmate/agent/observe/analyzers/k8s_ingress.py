@@ -17,6 +17,7 @@ from opsmate.agent.observe.context import ObserveContext
 from opsmate.agent.observe.facts import Fact, ObjRef
 from opsmate.agent.observe.facts import FactKind as K
 from opsmate.agent.observe.registry import over_graph
+from opsmate.agent.observe.software import made_for
 from opsmate.records.k8s_objects import Ingress, IngressClass, Service
 
 
@@ -37,6 +38,8 @@ def ingresses(ctx: ObserveContext) -> list[Fact]:
         me = ref("Ingress", ing.name, ns)
         hosts = _hosts(ing)
         where = f" (host {', '.join(hosts[:3])})" if hosts else ""
+        if purpose := made_for(ing.labels):  # a challenge solver, not the application's own
+            where += f" ({purpose})"
         mine = ("Ingress", ns, ing.name)
         svc_refs = [ref("Service", s, ns) for s in ing.services()]
         svc_refs += [ObjRef(kind="host", name=h) for h in hosts]  # what users reach it by
