@@ -119,3 +119,41 @@ def test_load_balancer_without_address_and_governing_service_missing() -> None:
         "status": {"loadBalancer": {"ingress": [{"ip": "203.0.113.7"}]}}}])  # fmt: skip
     with_ip.events([event])
     assert with_ip.facts(K.MISCONFIGURATION) == []
+
+
+def test_a_route_refused_by_a_shared_gateway_says_which_namespaces_its_listeners_admit() -> None:
+    """A shared Gateway in a namespace of its own whose listeners admit routes only from
+    namespaces with a label: with the route's Namespace read, the label it lacks is named."""
+    refused = {
+        "type": "Accepted",
+        "status": "False",
+        "reason": "NotAllowedByListeners",
+        "message": "No listeners included by this parent ref allowed this attachment.",
+    }
+    parent = {"parentRef": {"name": "shared-gw", "namespace": "gw"}, "conditions": [refused]}
+    r = route(parents=[parent])
+    r["spec"]["parentRefs"] = [{"name": "shared-gw", "namespace": "gw"}]  # fmt: skip
+    listener = {"name": "https", "port": 443, "protocol": "HTTPS",
+                "allowedRoutes": {"namespaces": {"from": "Selector", "selector": {
+                    "matchLabels": {"gateway-access": "shared"}}}}}  # fmt: skip
+    shared = obj("Gateway", "shared-gw", "gw", spec={"gatewayClassName": "envoy",
+                                                   "listeners": [listener]})  # fmt: skip
+    f = Feed()
+    f.objects("HTTPRoute", [r])
+    f.get("Gateway", shared)
+    [fact] = f.facts(K.MISCONFIGURATION)
+    assert "admit routes only from namespaces labelled gateway-access=shared" in fact.statement
+    f.get("Namespace", obj("Namespace", NS, None, labels={"team": "shop"}))
+    [fact] = f.facts(K.MISCONFIGURATION)
+    assert f"namespace `{NS}` lacks the label gateway-access=shared" in fact.statement
+    same = obj(
+        "Gateway",
+        "shared-gw",
+        "gw",
+        spec={"gatewayClassName": "envoy", "listeners": [{"name": "http", "port": 80}]},
+    )
+    g = Feed()
+    g.objects("HTTPRoute", [r])
+    g.get("Gateway", same)
+    [fact] = g.facts(K.MISCONFIGURATION)
+    assert "admit routes only from its own namespace `gw`" in fact.statement

@@ -365,3 +365,19 @@ def test_a_policy_admitting_namespaces_by_label_reads_the_namespaces() -> None:
 
 
 NAME_LABEL = "kubernetes.io/metadata.name"
+
+
+def test_a_refused_route_reads_its_shared_gateway_and_its_namespace() -> None:
+    refused = {"type": "Accepted", "status": "False", "reason": "NotAllowedByListeners"}
+    r = obj(
+        "HTTPRoute",
+        "web",
+        spec={"parentRefs": [{"name": "shared-gw", "namespace": "gw"}]},
+        status={"parents": [{"parentRef": {"name": "shared-gw", "namespace": "gw"},
+                             "conditions": [refused]}]},
+    )  # fmt: skip
+    assert calls(run_result("ingress_references", objects("HTTPRoute", r), rctx())) == [
+        ("list_objects", {"kind": "Gateway", "namespace": NS}),
+        ("get_object", {"kind": "Gateway", "name": "shared-gw", "namespace": "gw"}),
+        ("get_object", {"kind": "Namespace", "name": NS}),
+    ]

@@ -10,7 +10,7 @@ from pydantic import Field
 from opsmate.records.base import Record
 from opsmate.records.k8s import Condition
 from opsmate.records.k8s_meta import K8sObject
-from opsmate.records.types import OptInt, StrList, Text, items
+from opsmate.records.types import OptInt, StrList, StrMap, Text, items
 
 
 class GatewayClass(K8sObject):
@@ -24,6 +24,8 @@ class GatewayListener(Record):
     protocol: Text = None
     hostname: Text = None
     tls_secrets: StrList = Field(default_factory=list)  # certificateRefs (Secret names)
+    allowed_from: Text = None  # allowedRoutes.namespaces.from: Same | All | Selector
+    allowed_labels: StrMap = Field(default_factory=dict)  # its selector's matchLabels
 
 
 class Gateway(K8sObject):

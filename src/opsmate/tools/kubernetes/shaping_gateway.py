@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from datetime import tzinfo
 from typing import Any
 
-from opsmate.tools.kubernetes.shaping_common import as_list, conditions, get, text
+from opsmate.tools.kubernetes.shaping_common import as_list, conditions, get, str_map, text
 
 
 def _int(v: Any) -> int | None:
@@ -33,6 +33,11 @@ def gateway(obj: Any, tz: tzinfo | None) -> dict[str, Any]:
                 "protocol": text(get(item, "protocol")),
                 "hostname": text(get(item, "hostname")),
                 "tls_secrets": [text(get(c, "name")) for c in certs if text(get(c, "name"))],
+                # which namespaces' routes may attach (Same when unset, All, Selector)
+                "allowed_from": text(get(item, "allowedRoutes", "namespaces", "from")) or "Same",
+                "allowed_labels": str_map(
+                    get(item, "allowedRoutes", "namespaces", "selector", "matchLabels")
+                ),
             }
         )
     addresses = [text(get(a, "value")) for a in as_list(get(obj, "status", "addresses"))]

@@ -191,6 +191,7 @@ CARDS = (
         mitigation="allow the route's namespace on the listener, or fix the backend port (a "
         "reviewed change)",
         topics=("httproute", "gateway", "route", "listener"),
+        asks=r"gateway|httproute|\broutes?\b|\b404\b",
         reads=(read("list_objects", "HTTP routes", kind="HTTPRoute", namespace="{ns}"),),
         catalog=("k8sgpt:HTTPRoute",),
     ),

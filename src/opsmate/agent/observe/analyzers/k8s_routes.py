@@ -21,6 +21,7 @@ from opsmate.agent.observe.analyzers.k8s_common import evidence, graph_cached, k
 from opsmate.agent.observe.context import ObserveContext
 from opsmate.agent.observe.facts import Fact, ObjRef
 from opsmate.agent.observe.facts import FactKind as K
+from opsmate.agent.observe.graph import ObjectGraph
 from opsmate.agent.observe.registry import over_graph
 from opsmate.records.k8s import Condition
 from opsmate.records.k8s_gateway import Gateway, GatewayClass, HTTPRoute
@@ -152,9 +153,10 @@ def _route(ctx: ObserveContext, route: HTTPRoute) -> list[Fact]:
                 K.MISCONFIGURATION,
                 f"route-refused:{ns}:{route.name}:{st.parent}",
                 f"HTTPRoute `{route.name}`{hosts} is not {bad.type} by Gateway `{st.parent}` "
-                f"({bad.reason}): {bad.message or 'no message'}",
+                f"({bad.reason}): {bad.message or 'no message'}"
+                + (f"; {why}" if (why := _not_allowed(g, route, str(st.parent or ""))) else ""),
                 subject=me,
-                evidence=evidence(g, mine),
+                evidence=evidence(g, mine, *_gateway_refs(g, route, str(st.parent or ""))),
                 objects=([ref("Gateway", str(st.parent), ns)] if st.parent else []) + by,
                 reason="RouteNotAllowed" if bad.type == "Accepted" else "RouteNotAccepted",
                 message=bad.message,
@@ -293,3 +295,59 @@ def load_balancers(ctx: ObserveContext) -> list[Fact]:
                 )
             )
     return facts
+
+
+def _parent(g: ObjectGraph, route: HTTPRoute, name: str) -> Gateway | None:
+    """The Gateway ``name`` a route attaches to (in the namespace its parentRef names)."""
+    for p in route.parents:
+        if p.name == name:
+            gw = g.get("Gateway", p.namespace or route.namespace, name)
+            return gw if isinstance(gw, Gateway) else None
+    gw = g.get("Gateway", route.namespace, name)
+    return gw if isinstance(gw, Gateway) else None
+
+
+def _gateway_refs(
+    g: ObjectGraph, route: HTTPRoute, name: str
+) -> list[tuple[str, str | None, str | None]]:
+    gw = _parent(g, route, name)
+    refs: list[tuple[str, str | None, str | None]] = []
+    if gw is not None:
+        refs.append(("Gateway", gw.namespace, gw.name))
+        refs.append(("Namespace", None, route.namespace))
+    return refs
+
+
+def _not_allowed(g: ObjectGraph, route: HTTPRoute, name: str) -> str | None:
+    """Why a Gateway's listeners admit no route from the route's namespace, as the
+    controller decides it: ``allowedRoutes.namespaces`` (Same when unset: only the Gateway's
+    own namespace; Selector: only namespaces whose labels match)."""
+    gw = _parent(g, route, name)
+    if gw is None or not gw.listeners:
+        return None
+    rns = route.namespace or ""
+    if all((li.allowed_from or "Same") == "Same" for li in gw.listeners):
+        if gw.namespace and gw.namespace != rns:
+            return (
+                f"the listeners of Gateway `{gw.name}` admit routes only from its own "
+                f"namespace `{gw.namespace}` (allowedRoutes.namespaces.from: Same), and the "
+                f"route is in namespace `{rns}`"
+            )
+        return None
+    wanted = [li.allowed_labels for li in gw.listeners if li.allowed_from == "Selector"]
+    if not wanted or any(li.allowed_from == "All" for li in gw.listeners):
+        return None
+    need = ", ".join(sorted({f"{k}={v}" for sel in wanted for k, v in sel.items()}))
+    nsobj = g.get("Namespace", None, rns)
+    if nsobj is None:
+        return (
+            f"the listeners of Gateway `{gw.name}` admit routes only from namespaces labelled "
+            f"{need} (allowedRoutes.namespaces.selector)"
+        )
+    labels = getattr(nsobj, "labels", None) or {}
+    if any(all(labels.get(k) == v for k, v in sel.items()) for sel in wanted):
+        return None
+    return (
+        f"namespace `{rns}` lacks the label {need} that the listeners of Gateway `{gw.name}` "
+        f"require of a route's namespace (allowedRoutes.namespaces.selector)"
+    )

@@ -288,6 +288,15 @@ def ingress_references(result: ToolResult, ctx: RuleContext) -> Iterable[Check]:
     for route in records_of(result, HTTPRoute)[:3]:
         if route.parents:
             out.append(list_check(ctx, "Gateway", route.namespace, f"route {route.name}: parents"))
+        for p in route.parents:  # a shared Gateway in a namespace of its own
+            if p.namespace and p.namespace != route.namespace and p.name:
+                why = f"route {route.name}: its Gateway {p.namespace}/{p.name}"
+                out.append(get_check(ctx, "Gateway", p.name, p.namespace, why))
+        if any(not _accepted(st.conditions) for st in route.parent_status):
+            # a route its Gateway refuses: the labels its namespace carries (listeners may
+            # admit routes only from namespaces with a label)
+            why = f"route {route.name} is refused: its namespace's labels"
+            out.append(get_check(ctx, "Namespace", route.namespace, None, why))
         if route.backends:
             out.append(list_check(ctx, "Service", route.namespace, f"route {route.name}: backends"))
     return keep_checks(out)
@@ -498,3 +507,7 @@ def _named_by_failures(fact: Fact, ctx: RuleContext) -> bool:
     from opsmate.agent.judge import links
 
     return links.depends_on(fact, links.dependencies(ctx.facts))
+
+
+def _accepted(conditions: list[Any]) -> bool:
+    return not any(c.type == "Accepted" and (c.status or "").lower() == "false" for c in conditions)
