@@ -14,6 +14,7 @@ from opsmate.agent.observe.facts import Fact, FactKind, ObjRef
 from opsmate.agent.observe.graph import ObjectGraph
 from opsmate.agent.state import TaskState
 from opsmate.records.k8s import Container, EnvVar, Pod
+from opsmate.records.k8s_workloads import Job
 
 K = FactKind
 T0 = datetime(2026, 5, 4, 10, 0, tzinfo=UTC)
@@ -442,3 +443,50 @@ def test_an_injected_fault_on_what_the_subject_depends_on_explains_its_own_error
     assert not [c for c in an.candidates if c.lead.reason == "FaultInjection"]
     an = judge([own, _experiment_on("auth", minutes=-45)], graph)  # long before the errors
     assert not [c for c in an.candidates if c.lead.reason == "FaultInjection"]
+
+
+def test_a_schema_older_than_the_code_is_explained_by_the_release_job_that_did_not_run() -> None:
+    """The new code finds a column missing; the release's upgrade Job (the same image) was
+    refused by a quota: the refusal is the root, the schema error how it reached the
+    subject, and the statement names that failure mode."""
+    graph = ObjectGraph()
+    graph.add(
+        "Pod",
+        Pod(
+            name="shop-7d9f8c7b6-x2x9z",
+            namespace="shop",
+            owner="ReplicaSet/shop-7d9f8c7b6",
+            labels={"app": "shop"},
+            containers=[Container(name="shop", image="acme/shop:v2.0")],
+        ),
+        "E9",
+    )
+    graph.add("Job", Job(name="migrate-v2", namespace="shop",
+                         template=Pod(containers=[Container(name="m", image="acme/shop:v2.0")])),
+              "E8")  # fmt: skip
+    schema = fact(
+        K.LOG_ERROR,
+        'shop logged 50 errors "QueryFailedError: column orders.note does not exist"',
+        "E2",
+        service="shop",
+        focus=True,
+        count=50,
+        minutes=1,
+        detail={"pattern": "QueryFailedError: column orders.note does not exist"},
+    )
+    refused = fact(K.QUOTA_REFUSAL, '9 FailedCreate events on Job migrate-v2: exceeded '
+                   'quota: compute', "E3", subject=ObjRef(kind="Job", name="migrate-v2",
+                   namespace="shop"), reason="FailedCreate", count=9, minutes=0)  # fmt: skip
+    an = judge([_errors(), schema, refused], graph)
+    assert an.root is not None and an.root.lead is refused
+    assert schema in an.root.chain
+    assert "then a database schema older than the running code (a migration that did not " in (
+        an.root_statement
+    )
+    other = ObjectGraph()  # a Job of another image: no link
+    other.add("Pod", graph.pods()[0], "E9")
+    other.add("Job", Job(name="migrate-v2", namespace="shop",
+                         template=Pod(containers=[Container(name="m", image="acme/etl:1")])),
+              "E8")  # fmt: skip
+    an = judge([_errors(), schema, refused], other)
+    assert an.root is None or an.root.lead is not refused or schema not in an.root.chain

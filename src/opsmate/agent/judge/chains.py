@@ -247,6 +247,8 @@ def _is_deeper(
         return True  # the pod checked against each node explains the scheduler's summary
     if deeper(a, b) and _refers_to(a, b.subject, graph):
         return True  # the claim / ConfigMap / Secret / ServiceAccount the pods refer to
+    if deeper(a, b) and _same_release(a, b, graph):
+        return True  # a Job of the same release (its image) that did not run for it
     if (
         dg is not None
         and _reaching(a)
@@ -436,3 +438,37 @@ def served_by(
         found = runs_software(card.software, graph, near=ns or namespace)
         if found is not None and found[0] != fact_component(dg, c.lead):
             c.served_by = found
+
+
+def _repos(pod: object) -> set[str]:
+    """The image repositories (no tag, no digest) of a pod's or template's main containers."""
+    out: set[str] = set()
+    for c in getattr(pod, "containers", None) or []:
+        image = (getattr(c, "image", None) or "").split("@", 1)[0]
+        repo = image.rsplit(":", 1)[0] if ":" in image.rsplit("/", 1)[-1] else image
+        if repo:
+            out.add(repo.lower())
+    return out
+
+
+def _same_release(a: Fact, b: Fact, graph: ObjectGraph) -> bool:
+    """Whether ``b`` is about a Job (or its pods) that runs the same image repository as the
+    workload ``a`` is about: the release's own one-off step (a schema migration, an
+    upgrade hook) for the code that now fails."""
+    jobs = [o for o in [b.subject, *b.objects] if o is not None and o.kind == "Job"]
+    if not jobs:
+        return False
+    theirs: set[str] = set()
+    for j in jobs:
+        rec = graph.get("Job", j.namespace, j.name)
+        theirs |= _repos(getattr(rec, "template", None))
+    if not theirs:
+        return False
+    names = set(a.names())
+    mine: set[str] = set()
+    for p in graph.pods():
+        if p.name and (
+            p.name.lower() in names or any(p.name.lower().startswith(n + "-") for n in names)
+        ):
+            mine |= _repos(p)
+    return bool(mine & theirs)

@@ -238,7 +238,16 @@ def _then_clause(c: Candidate, symptom: Fact | None, lead: Fact) -> tuple[str, F
         elif words(quote) > THEN_WORDS and ": " in quote:
             # "doing X: calling Y: context deadline exceeded": the innermost error is last
             quote = ": ".join(quote.split(": ")[-2:])
-        return f'"{clip_words(quote, THEN_WORDS)}" {cite(f)}'.rstrip(), f
+        card = card_for(f)
+        named = (
+            f"{card.phrase}: "
+            if not card.base
+            and card.role == Role.CAUSE
+            and card.phrase
+            and card.phrase.lower() not in seen
+            else ""
+        )  # what the failure mode of the error that followed is, before its words
+        return f'{named}"{clip_words(quote, THEN_WORDS)}" {cite(f)}'.rstrip(), f
     return None
 
 

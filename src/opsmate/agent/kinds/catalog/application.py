@@ -192,7 +192,20 @@ CARDS = (
         r"|table \S+ doesn'?t exist|unknown column|undefined column|undefinedtable",
         example=("", 'ERROR: relation "orders_v2" does not exist'),
         specificity=2.8,
-        phrase="a schema the running code does not match",
+        phrase="a database schema older than the running code (a migration that did not run)",
+        # the migration that would have changed the schema did not run: its Job refused,
+        # failed, never scheduled or never started
+        deeper=frozenset(
+            {
+                K.QUOTA_REFUSAL,
+                K.JOB_FAILED,
+                K.ADMISSION_DENIED,
+                K.SCHEDULING,
+                K.POD_PENDING,
+                K.IMAGE_PULL,
+                K.MISSING_REFERENCE,
+            }
+        ),
         check="compare the schema version with what the release expects (the migration job's "
         "log and status)",
         mitigation="run the missing migration or roll back the release (a person decides)",
