@@ -332,7 +332,14 @@ def link_chains(
                 # onset as after it (background) explains no change
                 or (cand.supported and not o.lead.background and _began_first(o, cand))
             )
-            and o.relation not in links.NOT_A_CAUSE
+            and (
+                o.relation not in links.NOT_A_CAUSE
+                # the release's own Job: linked to the code it was to prepare by its image
+                or (
+                    cand.relation not in links.NOT_A_CAUSE
+                    and _same_release(cand.lead, o.lead, graph)
+                )
+            )
             and _is_deeper(cand, o, graph, dg)
         ]
         # two causes that could each explain the other: the one that began first is deeper
@@ -342,6 +349,8 @@ def link_chains(
         if under:
             deep = max(under, key=lambda o: o.score)
             deep.supported = True  # it explains a supported cause that began after it
+            if deep.relation in links.NOT_A_CAUSE:
+                deep.relation = links.LINKED
             parent[id(cand)] = deep
 
     def top(c: Candidate) -> Candidate:
