@@ -490,3 +490,21 @@ def test_a_schema_older_than_the_code_is_explained_by_the_release_job_that_did_n
               "E8")  # fmt: skip
     an = judge([_errors(), schema, refused], other)
     assert an.root is None or an.root.lead is not refused or schema not in an.root.chain
+
+
+def test_a_pod_the_scheduler_refused_once_and_then_placed_waited_briefly() -> None:
+    from opsmate.records.k8s import Event, ObjectRef
+
+    wait = fact(K.SCHEDULING, "1 FailedScheduling event on Pod etl-1: 0/3 nodes are available: "
+                "3 Insufficient cpu", "E2", reason="FailedScheduling", focus=True,
+                subject=ObjRef(kind="Pod", name="etl-1", namespace="shop"))  # fmt: skip
+    graph = ObjectGraph()
+    placed = Event(reason="Scheduled", message="Successfully assigned shop/etl-1 to n1",
+                   object=ObjectRef(kind="Pod", name="etl-1", namespace="shop"),
+                   first_timestamp=T0 + timedelta(seconds=8))  # fmt: skip
+    an = judge([wait], graph)
+    assert an.root is not None and an.root.lead is wait  # nothing says it was placed
+    graph.add_events([placed], "E3")
+    an = judge([wait], graph)
+    [c] = [c for c in an.candidates if c.lead is wait]
+    assert not c.supported and (an.root is None or an.root.lead is not wait)

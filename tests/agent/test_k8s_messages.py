@@ -432,3 +432,13 @@ def test_a_sandbox_that_gets_no_ip_address_is_the_pod_network_exhausted() -> Non
 def test_a_preemption_is_the_schedulers_eviction_for_higher_priority() -> None:
     r = read_message("Preempted", "Preempted by pod 5f3c2b1a on node n1", NS)
     assert r is not None and r.kind == K.SCHEDULING and "higher priority" in r.meaning
+
+
+def test_a_cronjob_skipping_runs_for_an_active_job_is_held_back_by_it() -> None:
+    r = read_message(
+        "JobAlreadyActive",
+        "Not starting job because prior execution is running and concurrency policy is Forbid",
+        NS,
+    )
+    assert r is not None and r.kind == K.MISCONFIGURATION
+    assert "concurrencyPolicy: Forbid" in r.meaning

@@ -372,3 +372,17 @@ def test_a_partition_applied_to_both_sides_names_both() -> None:
     assert "started on billing and broker at 09:07" in f.statement or (
         "started on broker and billing at 09:07" in f.statement
     )
+
+
+def test_a_cronjob_held_back_by_an_active_job_is_a_finding_though_its_event_is_normal() -> None:
+    from opsmate.agent.kinds import card_for
+
+    evs = [
+        event("JobAlreadyActive", "Not starting job because prior execution is running and "
+              "concurrency policy is Forbid", obj="etl", kind="CronJob", type_="Normal",
+              count=4, first="2026-01-14T06:30:00Z", last="2026-01-14T07:15:00Z"),
+    ]  # fmt: skip
+    facts, _ = run(evs)
+    [f] = facts
+    assert f.kind == FactKind.MISCONFIGURATION and card_for(f).id == "cronjob-blocked-by-active-job"
+    assert "4 JobAlreadyActive events on CronJob etl" in f.statement

@@ -151,7 +151,11 @@ def analyse(
         elif c.lead.kind == K.PROBE_FAILURE and too_few(c.lead):
             c.supported, c.conclusive = False, False  # fewer failures than fail a pod: a blip
             c.score *= 0.5
-        elif transients.passed_after_start(c.lead, facts) or transients.recovered(c.lead, graph):
+        elif (
+            transients.passed_after_start(c.lead, facts)
+            or transients.recovered(c.lead, graph)
+            or transients.scheduled_later(c.lead, graph)
+        ):
             c.supported, c.conclusive = False, False  # the pod started, then passed
             c.score *= 0.3
         elif c.lead.reason == "UnknownServiceHost" and not any(

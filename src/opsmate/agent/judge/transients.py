@@ -92,3 +92,22 @@ def recovered(fact: Fact, graph: ObjectGraph | None) -> bool:
 _READINESS = re.compile(r"readiness probe failed", re.I)
 _WARM_UP = timedelta(minutes=5)  # an application given this long to start listening
 _SLACK = timedelta(minutes=1)
+
+
+def scheduled_later(fact: Fact, graph: ObjectGraph | None) -> bool:
+    """``fact`` is the scheduler's refusal of pods that it then placed: every pod it is about
+    has a later ``Scheduled`` event (a brief wait for room, resolved)."""
+    if graph is None or fact.kind != K.SCHEDULING or fact.reason != "FailedScheduling":
+        return False
+    last = fact.last_time or fact.time
+    names = {o.name for o in [fact.subject, *fact.objects] if o is not None and o.kind == "Pod"}
+    if last is None or not names:
+        return False
+    placed = {
+        e.object.name
+        for e, _ in graph.events
+        if e.reason == "Scheduled"
+        and e.object.name in names
+        and (e.first_timestamp or e.last_timestamp or last) >= last
+    }
+    return placed >= names

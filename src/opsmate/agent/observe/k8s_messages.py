@@ -266,6 +266,14 @@ def read_message(reason: str | None, message: str | None, namespace: str | None)
         return Reading(K.CONFIG_ERROR)
     if r in ("ProvisioningFailed", "FailedBinding"):
         return Reading(K.MISCONFIGURATION)
+    if r == "JobAlreadyActive":
+        # a CronJob with concurrencyPolicy Forbid skips each run while an earlier Job of it
+        # is still active: a Job that hangs stops the schedule with no error anywhere
+        return Reading(
+            K.MISCONFIGURATION,
+            meaning="each skipped run waits for an earlier Job of the CronJob that is still "
+            "active (concurrencyPolicy: Forbid)",
+        )
     if r == "Preempted" or m.startswith("Preempted by "):
         # the scheduler evicted the pod to place one of higher priority
         return Reading(

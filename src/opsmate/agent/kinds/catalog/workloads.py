@@ -71,6 +71,28 @@ CARDS = (
     ),
     variant(
         K.MISCONFIGURATION,
+        "cronjob-blocked-by-active-job",
+        "A CronJob skips its runs while an earlier Job still runs (concurrencyPolicy Forbid)",
+        reasons=("JobAlreadyActive",),
+        example=(
+            "JobAlreadyActive",
+            "Not starting job because prior execution is running and concurrency policy is Forbid",
+        ),
+        traits=frozenset({Trait.STUCK}),
+        explains=_JOB_SYMPTOMS,
+        conclusive=True,
+        specificity=2.9,
+        phrase="a CronJob held back by an earlier Job that never finishes",
+        check="`kubectl -n {ns} get cronjob {target} -o jsonpath='{{.status.active}}'` and the "
+        "active Job's pod: its last log lines and how long it has run",
+        mitigation="end the hung Job (a person decides) and give the Job template an "
+        "activeDeadlineSeconds so a hang cannot hold the schedule again",
+        topics=("cronjob", "job", "concurrency", "forbid", "hung", "did not run"),
+        reads=_JOBS,
+        catalog=("k8sgpt:CronJob", "classic: stuck not failing"),
+    ),
+    variant(
+        K.MISCONFIGURATION,
         "job-sidecar-never-exits",
         "A Job never completes because a sidecar keeps running",
         reasons=("SidecarNeverExits",),

@@ -21,7 +21,9 @@ from opsmate.records.k8s import Event
 from opsmate.records.payloads import EventsPayload
 from opsmate.tools.base import ToolResult
 
-_NORMAL_THAT_MATTER = {"Killing", "SuccessfulDelete", "ScalingReplicaSet", "Preempted"}
+_NORMAL_THAT_MATTER = {
+    "Killing", "SuccessfulDelete", "ScalingReplicaSet", "Preempted", "JobAlreadyActive",
+}  # fmt: skip
 
 
 @for_tools("get_events")

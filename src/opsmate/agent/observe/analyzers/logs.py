@@ -412,6 +412,10 @@ def _latency_facts(
         facts.append(f)
     dep = _DEPENDENCY_WORDS.search(f"{key_text} {example}")
     endpoint = key_text.startswith(("GET ", "POST ", "PUT ", "DELETE ", "PATCH ", "/"))
+    if not (shifted or onset_up) and not _SAYS_SLOW.search(example) and _batch(svc, ctx):
+        # a batch run's steps taking seconds, as they always may (and no line calls them
+        # slow): no wait on anyone
+        dep = None
     if dep and not endpoint and classify(example).kind is None:  # a completion that took long
         targets = hosts_in(example) or hosts_in(key_text)
         named = targets[0] if targets else dep.group(0)
@@ -538,3 +542,19 @@ def search_logs_facts(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
             f.detail["source"] = "search_logs"
             facts.append(f)
     return facts
+
+
+_SAYS_SLOW = re.compile(r"\bslow\b|too long|took longer|exceed|timed? ?out|timeout", re.I)
+
+
+def _batch(service: str | None, ctx: ObserveContext) -> bool:
+    """Whether ``service``'s pods seen are all run by Jobs (a batch run, not a server)."""
+    if not service:
+        return False
+    low = service.lower()
+    pods = [
+        p
+        for p in ctx.graph.pods()
+        if p.name and (p.name.lower() == low or p.name.lower().startswith(low + "-"))
+    ]
+    return bool(pods) and all((p.owner or "").startswith("Job/") for p in pods)
