@@ -194,14 +194,12 @@ CARDS = (
         specificity=2.8,
         phrase="a database schema older than the running code (a migration that did not run)",
         # the migration that would have changed the schema did not run: its Job refused,
-        # failed, never scheduled or never started
+        # never scheduled or never started
         deeper=frozenset(
             {
                 K.QUOTA_REFUSAL,
-                K.JOB_FAILED,
                 K.ADMISSION_DENIED,
                 K.SCHEDULING,
-                K.POD_PENDING,
                 K.IMAGE_PULL,
                 K.MISSING_REFERENCE,
             }
