@@ -508,3 +508,24 @@ def test_a_pod_the_scheduler_refused_once_and_then_placed_waited_briefly() -> No
     an = judge([wait], graph)
     [c] = [c for c in an.candidates if c.lead is wait]
     assert not c.supported and (an.root is None or an.root.lead is not wait)
+
+
+def test_a_new_image_and_trouble_after_it_is_a_lead_not_a_finding() -> None:
+    """Only the timing ties a release to the errors when nothing read shows the new version
+    failing: the release stays the first lead, the report has no root cause."""
+    release = fact(K.CHANGE, "deployment shop rolled out revision 5 of shop", "E4",
+                   service="shop", focus=True, severity="warning", minutes=-2,
+                   subject=ObjRef(kind="Deployment", name="shop", namespace="shop"),
+                   detail={"change": "rollout", "template_changes": [
+                       "container shop: image acme/shop:2.3.2 -> acme/shop:2.3.3"]})  # fmt: skip
+    an = judge([_errors(), release])
+    assert an.root is None
+    assert an.hypotheses and "rolled out revision 5" in an.hypotheses[0].statement
+    config = release.model_copy(update={"detail": {"change": "rollout", "template_changes": [
+        "container shop: env TIMEOUT_MS 5000 -> 50"]}})  # fmt: skip
+    an = judge([_errors(), config])
+    assert an.root is not None and an.root.lead is config  # what changed is named: a finding
+    crash = fact(K.LOG_ERROR, 'shop logged 30 errors "TypeError: x is undefined"', "E5",
+                 service="shop", focus=True, count=30, minutes=0)  # fmt: skip
+    an = judge([_errors(), release, crash])
+    assert an.root is not None  # the new version fails in its own log

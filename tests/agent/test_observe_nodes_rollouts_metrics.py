@@ -443,3 +443,17 @@ def test_pending_alert_and_name_from_labels() -> None:
     facts = run("list_alerts", data)
     assert [f.reason for f in facts] == ["LedgerSlow"]
     assert facts[0].subject is None
+
+
+def test_memory_in_use_that_rose_is_a_change_until_it_is_held_against_a_limit() -> None:
+    from opsmate.agent.observe.analyzers.metrics import _shift_kind
+
+    used = 'sum by (pod) (container_memory_working_set_bytes{namespace="shop"})'
+    assert _shift_kind(used, {"pod": "web-1"}, "rose") == FactKind.METRIC_SHIFT
+    ratio = (
+        'sum by (pod) (container_memory_working_set_bytes{namespace="shop"}) / sum by (pod) '
+        '(kube_pod_container_resource_limits{resource="memory"})'
+    )
+    assert _shift_kind(ratio, {"pod": "web-1"}, "rose") == FactKind.SATURATION
+    throttled = "sum by (pod) (rate(container_cpu_cfs_throttled_periods_total[5m]))"
+    assert _shift_kind(throttled, {"pod": "web-1"}, "rose") == FactKind.SATURATION

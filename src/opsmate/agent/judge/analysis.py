@@ -31,7 +31,7 @@ from opsmate.agent.judge.causality import Role, can_explain, role
 from opsmate.agent.judge.colocation import derive_shared_node
 from opsmate.agent.judge.saturation import derive_oom, derive_saturation
 from opsmate.agent.judge.statements import root_statement
-from opsmate.agent.kinds import card_for, too_few
+from opsmate.agent.kinds import Trait, card_for, too_few
 from opsmate.agent.observe import depgraph
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.facts import FactKind as K
@@ -190,6 +190,8 @@ def analyse(
         state.walk = [e.to_json() for e in path.path]
     if root is not None and _unexplained_error(root, cands):
         root = None  # a bare error line beside a routing fault that may be behind it
+    if root is not None and _bare_release(root, cands):
+        root = None  # a new image and trouble after it: a lead, not a finding
     over = _over(state, facts) if root is not None else None
     if over is not None:
         root = None  # the trouble is over: what caused it stays a lead, not a finding
@@ -206,6 +208,27 @@ def analyse(
     confidence += (0.05 if root.rid else 0.0) + (0.05 if root.change else 0.0)
     return Analysis(
         hyps, root, statement, evidence, round(min(confidence, 0.95), 2), "", onset, cands
+    )
+
+
+def _bare_release(root: Candidate, cands: list[Candidate]) -> bool:
+    """A root that is only a new image rolled out before the trouble: nothing read shows the
+    new version failing (no error, crash or failed probe of that workload after it), so the
+    timing is all that ties them — the release stays the first lead, the report partial."""
+    lead = root.lead
+    if lead.kind != K.CHANGE or card_for(lead).has(Trait.ACTS) or root.chain or root.support:
+        return False
+    changes = [str(c) for c in (lead.detail or {}).get("template_changes") or []]
+    if not changes or not all(": image " in c for c in changes):
+        return False  # a configuration change says what changed: it can be the finding
+    t0 = lead.time
+    return not any(
+        c is not root
+        and c.lead.kind != K.CHANGE
+        and c.lead.severity == "error"
+        and same_thread(c.lead, lead)
+        and (t0 is None or (c.lead.time is not None and c.lead.time >= t0))
+        for c in cands
     )
 
 

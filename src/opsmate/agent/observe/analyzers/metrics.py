@@ -53,8 +53,14 @@ def _shift_kind(query: str, labels: dict[str, str], direction: str) -> FactKind:
     if direction == "rose" and _CONSUMED.search(query):
         return FactKind.SATURATION
     if direction == "rose" and _RESOURCE.search(query):
+        if _MEMORY.search(query) and not _LIMIT_RATIO.search(query):
+            # memory in use rose: a change, not exhaustion, until it is held against its limit
+            return FactKind.METRIC_SHIFT
         return FactKind.SATURATION
     return FactKind.METRIC_SHIFT
+
+
+_LIMIT_RATIO = re.compile(r"/|limit|ratio|percent|utili[sz]ation", re.I)
 
 
 # a histogram's _count (or _sum alone) is a request rate, not a duration
