@@ -529,3 +529,24 @@ def test_a_new_image_and_trouble_after_it_is_a_lead_not_a_finding() -> None:
                  service="shop", focus=True, count=30, minutes=0)  # fmt: skip
     an = judge([_errors(), release, crash])
     assert an.root is not None  # the new version fails in its own log
+
+
+def test_last_words_of_ordinary_work_say_what_it_did_not_why_it_stopped() -> None:
+    pod = ObjRef(kind="Pod", name="shop-1", namespace="shop")
+    crash = fact(K.CRASH_LOOP, "pod shop-1 is in CrashLoopBackOff", "E1", service="shop",
+                 focus=True, subject=pod)  # fmt: skip
+    lines = ['[GIN] 2026/01/14 - 11:09:22 | 200 | 274.586ms | 10.42.4.137 | POST "/api/ps"']
+    words = fact(K.LAST_WORDS, 'pod shop-1 (container shop) wrote before it exited (exit code '
+                 '2): "[GIN] ... 200 ..."', "E2", service="shop", focus=True, reason="Error",
+                 subject=ObjRef(kind="Pod", name="shop-1", namespace="shop"), exit_code=2,
+                 detail={"lines": lines})  # fmt: skip
+    an = judge([crash, words])
+    [c] = [c for c in an.candidates if c.lead is words]
+    assert not c.supported and an.root is None
+    killed = words.model_copy(update={"exit_code": 137})  # the exit itself says: killed
+    an = judge([crash, killed])
+    [c] = [c for c in an.candidates if c.lead is killed]
+    assert c.supported
+    failing = words.model_copy(update={"detail": {"lines": ["panic: nil map assignment"]}})
+    an = judge([crash, failing])
+    assert an.root is not None and an.root.lead is failing

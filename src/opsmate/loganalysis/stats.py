@@ -39,7 +39,14 @@ from opsmate.loganalysis.signals import classify
 from opsmate.loganalysis.templates import TemplateMiner
 from opsmate.timeparse import format_time
 
-__all__ = ["ERROR_OUTCOMES", "StatsBuilder", "example_text", "percentile", "stream_of"]
+__all__ = [
+    "ERROR_OUTCOMES",
+    "StatsBuilder",
+    "example_text",
+    "percentile",
+    "says_failure",
+    "stream_of",
+]
 
 ERROR_OUTCOMES = frozenset(
     {
@@ -201,6 +208,11 @@ def telling_line(text: str) -> str | None:
         if score >= 3 and (best is None or score >= best[0]):
             best = (score, i, ln)
     return best[2] if best else None
+
+
+def says_failure(text: str) -> bool:
+    """Whether a line says that something failed (an error, a refusal, a limit, a panic)."""
+    return bool(_FAILED.search(text or ""))
 
 
 _DECOR = re.compile(r"^[\s|*>-]+")

@@ -38,6 +38,7 @@ from opsmate.agent.observe.facts import FactKind as K
 from opsmate.agent.observe.graph import ObjectGraph
 from opsmate.agent.runbooks.library import Applicability, RunbookDoc
 from opsmate.agent.state import Hypothesis, TaskState
+from opsmate.loganalysis.stats import says_failure
 
 __all__ = ["Analysis", "Candidate", "analyse", "estimate_onset"]
 
@@ -148,6 +149,11 @@ def analyse(
             comp = depgraph.fact_component(dg, c.lead)
             if comp is None or comp not in reached:
                 c.supported, c.conclusive, c.latent = False, False, True
+        elif c.lead.kind == K.LAST_WORDS and not _says_why(c.lead):
+            # a container's last lines that are ordinary work (access lines, progress): what
+            # it was doing when it stopped, not why
+            c.supported, c.conclusive = False, False
+            c.score *= 0.3
         elif c.lead.kind == K.PROBE_FAILURE and too_few(c.lead):
             c.supported, c.conclusive = False, False  # fewer failures than fail a pod: a blip
             c.score *= 0.5
@@ -211,12 +217,24 @@ def analyse(
     )
 
 
+_KILLED = (134, 137, 139, 143)  # SIGABRT, SIGKILL, SIGSEGV, SIGTERM: the exit says it
+
+
+def _says_why(f: Fact) -> bool:
+    """Whether a container's last words (or the termination message) say something failed."""
+    d = f.detail or {}
+    lines = [str(x) for x in [*(d.get("lines") or []), *(d.get("key_lines") or [])]]
+    if f.reason in ("OOMKilled", "StartError") or f.exit_code in _KILLED or not lines:
+        return True  # the runtime's own account (a kill, a signal), or nothing to judge by
+    return any(says_failure(x) for x in lines)
+
+
 def _bare_release(root: Candidate, cands: list[Candidate]) -> bool:
     """A root that is only a new image rolled out before the trouble: nothing read shows the
     new version failing (no error, crash or failed probe of that workload after it), so the
     timing is all that ties them — the release stays the first lead, the report partial."""
     lead = root.lead
-    if lead.kind != K.CHANGE or card_for(lead).has(Trait.ACTS) or root.chain or root.support:
+    if lead.kind != K.CHANGE or card_for(lead).has(Trait.ACTS) or root.chain:
         return False
     changes = [str(c) for c in (lead.detail or {}).get("template_changes") or []]
     if not changes or not all(": image " in c for c in changes):
@@ -224,6 +242,7 @@ def _bare_release(root: Candidate, cands: list[Candidate]) -> bool:
     t0 = lead.time
     return not any(
         c is not root
+        and c.supported  # start-up readiness failures of pods that came up do not count
         and c.lead.kind != K.CHANGE
         and c.lead.severity == "error"
         and same_thread(c.lead, lead)
