@@ -262,3 +262,17 @@ def test_a_host_an_ingress_serves_is_its_backends_component() -> None:
                        "10.96.0.7")), ("Ingress", ing)))  # fmt: skip
     assert dg.resolve("login.example.test") == "auth"
     assert [e.dst for e in dg.depends_on("web")] == ["auth"]
+
+
+def test_a_switch_under_an_address_named_key_names_no_host() -> None:
+    from opsmate.agent.observe.analyzers.k8s_env_hosts import unknown_service_hosts
+    from opsmate.agent.observe.context import ObserveContext
+
+    db = pod("db", "10.0.0.9", {"POSTGRESQL_LOG_HOSTNAME": "false", "REPLICA_HOST": "db-ro"})
+    g = objects(("Pod", db))
+    g.add_listing("Service", [service("db", "db", "10.96.0.9")], "E5", namespace="shop")
+    dg = build(g)
+    assert [e.dst for e in dg.depends_on("db")] == []
+    ctx = ObserveContext(graph=g)
+    said = [f.statement for f in unknown_service_hosts(ctx)]
+    assert len(said) == 1 and "REPLICA_HOST=db-ro" in said[0] and "`false`" not in said[0]

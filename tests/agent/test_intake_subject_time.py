@@ -332,3 +332,11 @@ def test_service_flag_outside_the_restriction() -> None:
 def test_service_flag_inside_the_restriction() -> None:
     got = run_intake("only order-service please", now=NOW, services=["order-service"])
     assert got.constraints.allowed_services == ["order-service"]
+
+
+def test_a_product_named_like_a_domain_is_no_host_asked_about() -> None:
+    from opsmate.agent.intake.names import detect_subject
+
+    assert detect_subject("Cal.com (namespace calcom, prod): booking pages error").hosts == []
+    assert detect_subject("users of shop.example.com get 502").hosts == ["shop.example.com"]
+    assert detect_subject("cal.com is down for everyone").hosts == ["cal.com"]

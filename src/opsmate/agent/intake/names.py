@@ -158,7 +158,7 @@ def detect_subject(
         names.append((m.start(1), name))
         if m.start() < kind_pos:
             kind, kind_pos = _KINDS[m.group(2).lower()], m.start()
-    hosts = [h for h in dict.fromkeys(_HOST.findall(low))]
+    hosts = [h for h in dict.fromkeys(_HOST.findall(low)) if not _product_name(h, text)]
     for m in _HYPHENATED.finditer(low):
         name = m.group(1)
         if name in skip or name in _COMMON_HYPHENATED or any(name in h for h in hosts):
@@ -183,6 +183,17 @@ def detect_subject(
         names=unique[:4], kind=kind, namespace=namespace, hosts=hosts[:3],
         symptom=detect_symptom(text),
     )  # fmt: skip
+
+
+def _product_name(host: str, text: str) -> bool:
+    """Whether a dotted name is written as a product's name ("Cal.com", "Booking.com" with a
+    capital and one dot), not as an address: people type host names in lower case."""
+    if host.count(".") != 1:
+        return False
+    return all(
+        m.group(0)[:1].isupper()
+        for m in re.finditer(rf"(?<![\w.-]){re.escape(host)}(?![\w-])", text, re.I)
+    )
 
 
 def _known(name: str, services: Iterable[str]) -> bool:

@@ -227,6 +227,12 @@ def selects(selector: dict[str, str], labels: dict[str, str]) -> bool:
 
 _ENV_REF = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
 _BARE_HOST = re.compile(r"\s*[a-z0-9][a-z0-9.-]*[a-z0-9]\s*$", re.I)
+# values a setting named like an address may take that name no host: a switch
+# ("POSTGRESQL_LOG_HOSTNAME=false"), a placeholder, the pod itself
+NOT_A_HOST = frozenset(
+    {"true", "false", "yes", "no", "on", "off", "enabled", "disabled", "none", "null", "nil",
+     "localhost", "auto", "default", "unset"}
+)  # fmt: skip
 
 
 def expand_env(value: str, env: dict[str, str]) -> str:
@@ -346,7 +352,13 @@ def build(graph: ObjectGraph, facts: Iterable[Fact] = ()) -> DependencyGraph:
                 if not val or env.value_hidden:
                     continue
                 named = [h for h, _ in hosts_in(val)]
-                if not named and env.name and _ADDR_KEY.search(env.name) and _BARE_HOST.match(val):
+                if (
+                    not named
+                    and env.name
+                    and _ADDR_KEY.search(env.name)
+                    and _BARE_HOST.match(val)
+                    and val.strip().lower() not in NOT_A_HOST
+                ):
                     named = [val.strip().lower()]
                 for h in named:
                     dst = dg.resolve(h) or (f"host/{h}" if "." in h or ":" in val else None)
