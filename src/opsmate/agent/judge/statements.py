@@ -194,8 +194,10 @@ def root_statement(
     ids = cite(lead)
     room = MAX_WORDS - words(trigger) - words(opening) - words(ids)
     then = _then_clause(c, symptom, lead)
-    if then is not None and room - words(then[0]) - 1 >= min(words(cause), MIN_CAUSE_WORDS):
-        room -= words(then[0]) + 1  # the verbatim error that followed, room allowing
+    # the verbatim error that followed, room allowing (its quote decides; the name of its
+    # failure mode, a few words, comes with it)
+    if then is not None and _fits(then[2], room, cause):
+        room -= words(then[2]) + 1
     else:
         then = None
     first = " ".join(p for p in (opening, clip_words(cause, max(room, 8)), ids) if p)
@@ -216,9 +218,15 @@ def root_statement(
     return text, evidence
 
 
-def _then_clause(c: Candidate, symptom: Fact | None, lead: Fact) -> tuple[str, Fact] | None:
+def _fits(clause: str, room: int, cause: str) -> bool:
+    return room - words(clause) - 1 >= min(words(cause), MIN_CAUSE_WORDS)
+
+
+def _then_clause(c: Candidate, symptom: Fact | None, lead: Fact) -> tuple[str, Fact, str] | None:
     """The first verbatim error that followed the cause or corroborates it (a log line
-    the cause does not already quote), as a short clause: ``"pool exhausted" (E4)``."""
+    the cause does not already quote), as a short clause: ``"pool exhausted" (E4)``, with
+    its failure mode named first when a specific card recognised it; the fact; and the
+    clause without the name (for a statement with less room)."""
     seen = " ".join(x.lower() for x in (lead.statement, symptom.quote if symptom else "") if x)
     errors = [f for f in c.chain if f.kind in (K.LOG_ERROR, K.DEPENDENCY_FAILURE, K.SATURATION)]
     errors.sort(key=lambda f: not f.focus)  # the subject's own error first
@@ -247,7 +255,8 @@ def _then_clause(c: Candidate, symptom: Fact | None, lead: Fact) -> tuple[str, F
             and card.phrase.lower() not in seen
             else ""
         )  # what the failure mode of the error that followed is, before its words
-        return f'{named}"{clip_words(quote, THEN_WORDS)}" {cite(f)}'.rstrip(), f
+        plain = f'"{clip_words(quote, THEN_WORDS)}" {cite(f)}'.rstrip()
+        return f"{named}{plain}", f, plain
     return None
 
 
