@@ -276,3 +276,12 @@ def test_a_switch_under_an_address_named_key_names_no_host() -> None:
     ctx = ObserveContext(graph=g)
     said = [f.statement for f in unknown_service_hosts(ctx)]
     assert len(said) == 1 and "REPLICA_HOST=db-ro" in said[0] and "`false`" not in said[0]
+
+
+def test_a_question_about_a_host_in_a_named_namespace_scopes_that_namespace() -> None:
+    subject = Subject(hosts=["assets.example.test"], namespace="shop")
+    mine = _err("ldap-sync", "ldap-sync logged 1 error", "E1")
+    elsewhere = _err("billing", "billing logged 3 errors", "E2")
+    elsewhere.subject = ObjRef(kind="Pod", name="billing-0", namespace="ops")
+    rel = [links.relation(f, subject, ObjectGraph(), set(), []) for f in (mine, elsewhere)]
+    assert rel == [links.SCOPE, links.UNRELATED]

@@ -103,3 +103,16 @@ def test_nested_fields_are_read_per_record_not_from_the_first_of_its_shape() -> 
     assert parse_line(first).error is None
     pl = parse_line(later)  # same top-level keys, other nested ones
     assert pl.error == "28: No space left on device"
+
+
+def test_a_record_whose_own_fields_say_it_failed_is_an_error_at_any_level() -> None:
+    report = '{"error": true, "error_message": "Could not decrypt the stored password", "rows": []}'
+    pl = parse_record({"message": report, "level": "info", "service": "sync"})
+    assert pl.level == "error" and pl.inferred
+    assert pl.error == "Could not decrypt the stored password"
+    ok = parse_record({"message": '{"error": false, "error_message": "", "rows": [1]}',
+                       "level": "info"})  # fmt: skip
+    assert ok.level == "info" and ok.error is None
+    failed = parse_record({"message": "sync done", "level": "info", "success": False,
+                           "error": "upstream returned 401"})  # fmt: skip
+    assert failed.level == "error" and failed.error == "upstream returned 401"

@@ -218,6 +218,7 @@ class ParsedLine:
     time_text: str | None = None  # a timestamp written in the line
     gauges: tuple[tuple[str, float, float | None], ...] | None = None  # (field, value, limit)
     context: str | None = None  # distinctive fields of the record beside a short message
+    flagged: bool = False  # the record's own fields say it failed (``"error": true``)
 
     @property
     def is_error(self) -> bool:
@@ -440,6 +441,17 @@ _SCALARS = (str, int, float)
 _COLLECTIONS = (dict, list)
 
 
+def _failed_flag(obj: Mapping[str, Any]) -> bool:
+    """An explicit failure flag in a structured record: ``error``/``failed`` true, or
+    ``success``/``ok`` false."""
+    return (
+        obj.get("error") is True
+        or obj.get("failed") is True
+        or obj.get("success") is False
+        or obj.get("ok") is False
+    )
+
+
 def _apply_fields(pl: ParsedLine, obj: Mapping[str, Any], names: LogFieldNames, top: bool) -> None:
     """Fill ``pl`` from a structured object (a JSON line or logfmt pairs); ``top``: the
     object is a stored record beside its message (its level, message, service and time
@@ -489,6 +501,20 @@ def _apply_fields(pl: ParsedLine, obj: Mapping[str, Any], names: LogFieldNames, 
         v = obj.get(w) if type(w) is str else _at(obj, w)
         if v is not None and v != "" and v is not True and v is not False:
             pl.error = (v if type(v) is str else json.dumps(v, default=str))[:2000]
+    if _failed_flag(obj):
+        # the record says itself that it failed ({"error": true, "error_message": "..."},
+        # {"success": false, ...}): its error text is the failure, whatever level it was
+        # written at (a job's JSON report logged at INFO)
+        if pl.error is None:
+            for name in names.error:
+                v = obj.get(name)
+                if type(v) is str and v.strip():
+                    pl.error = v[:2000]
+                    break
+        if pl.error is not None:
+            pl.flagged = True
+            if pl.level in (None, "debug", "info"):
+                pl.level, pl.inferred = "error", True
     if (w := w_logger) is not None:
         v = obj.get(w) if type(w) is str else _at(obj, w)
         if type(v) is str and v:

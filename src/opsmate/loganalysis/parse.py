@@ -539,6 +539,10 @@ def parse_record(
             pl.duration_ms, pl.duration_field = holder.duration_ms, holder.duration_field
         if pl.level is None and holder.error:
             pl.level, pl.inferred = "error", True
+        pl.flagged = pl.flagged or holder.flagged
+    if pl.flagged and pl.error and pl.level in (None, "debug", "info"):
+        # a record whose own fields say it failed: an error whatever level it was stored at
+        pl.level, pl.inferred = "error", True
     return pl
 
 

@@ -150,6 +150,14 @@ def relation(
     # a dependency the subject's errors name (a service, a host, the cluster DNS)
     if depends_on(f, deps):
         return LINKED
+    if (
+        not subject.names
+        and not focus_services
+        and subject.namespace
+        and subject.in_namespace(_ns(f))
+    ):
+        # a question about a host in a namespace it names: that namespace is its scope
+        return SCOPE
     return UNRELATED
 
 
