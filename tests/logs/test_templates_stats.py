@@ -239,3 +239,11 @@ def test_a_response_body_quoted_on_a_long_line_keeps_the_servers_message() -> No
         '… pods is forbidden: User "system:serviceaccount:shop:cart" cannot list resource "pods" '
         'in API group "" in the namespace "shop"'
     )
+
+
+def test_a_grpc_clients_deadline_or_unavailable_is_a_failing_call() -> None:
+    sig = classify('request failed {"error": "rpc error: code = DeadlineExceeded desc = '
+                   'context deadline exceeded"}')  # fmt: skip
+    assert (sig.kind, sig.reason) == ("dependency", "timeout")
+    assert classify("rpc error: code = Unavailable desc = connection error").kind == "dependency"
+    assert classify("rpc error: code = InvalidArgument desc = bad id").kind is None

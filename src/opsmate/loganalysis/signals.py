@@ -402,7 +402,14 @@ _HEADROOM = re.compile(r"\b[1-9]\d* (?:of \d+ )?(?:\w+ )?(?:remaining|left)\b", 
 
 
 def _names_target(text: str) -> bool:
-    return bool(re.search(r"\b(?:to|from|with|of|calling|upstream)\b|->\s*\S+:\d+", text, _I))
+    return bool(
+        re.search(r"\b(?:to|from|with|of|calling|upstream)\b|->\s*\S+:\d+", text, _I)
+        or _RPC_CALL.search(text)
+    )
+
+
+# a gRPC client's own account of a call that failed: always a call to another service
+_RPC_CALL = re.compile(r"rpc error: code = (?:DeadlineExceeded|Unavailable)\b")
 
 
 def _with_host(found: list[str], host: str | None) -> list[str]:
