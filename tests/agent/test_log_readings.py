@@ -21,8 +21,8 @@ STATUS = (
     'group \\"\\" in the namespace \\"shop\\"","reason":"Forbidden","code":403}]'
 )
 LINE = (
-    "[2026-03-24 13:40:23,026] [WARN] [discovery.KubernetesApiServiceDiscovery] - Forbidden to "
-    f"communicate with Kubernetes API server; check RBAC settings. Response: {STATUS}"
+    "[2026-03-24 13:40:23,026] [WARN] [discovery.KubeApiLookup] - Forbidden to list peers "
+    f"from the Kubernetes API server. Response: {STATUS}"
 )
 
 

@@ -229,9 +229,9 @@ def test_a_response_body_quoted_on_a_long_line_keeps_the_servers_message() -> No
         'in API group \\"\\" in the namespace \\"shop\\"","reason":"Forbidden","code":403}]'
     )
     line = (
-        "[2026-03-24 13:40:23,026] [WARN] [akka.discovery.kubernetes.KubernetesApiServiceDiscovery]"
-        " [cart-akka.actor.default-dispatcher-14] [KubernetesApiServiceDiscovery(akka://cart)] - "
-        "Forbidden to communicate with Kubernetes API server; check RBAC settings. "
+        "[2026-03-24 13:40:23,026] [WARN] [discovery.KubeApiLookup]"
+        " [cart-dispatcher-14] - "
+        "Forbidden to list peers from the Kubernetes API server. "
         f"Response: {body}"
     )
     shown = example_text(parse_record({"message": line, "level": "warn"}))

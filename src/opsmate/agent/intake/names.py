@@ -186,7 +186,7 @@ def detect_subject(
 
 
 def _product_name(host: str, text: str) -> bool:
-    """Whether a dotted name is written as a product's name ("Cal.com", "Booking.com" with a
+    """Whether a dotted name is written as a product's name ("Monday.com", "Booking.com" with a
     capital and one dot), not as an address: people type host names in lower case."""
     if host.count(".") != 1:
         return False

@@ -228,7 +228,7 @@ def selects(selector: dict[str, str], labels: dict[str, str]) -> bool:
 _ENV_REF = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
 _BARE_HOST = re.compile(r"\s*[a-z0-9][a-z0-9.-]*[a-z0-9]\s*$", re.I)
 # values a setting named like an address may take that name no host: a switch
-# ("POSTGRESQL_LOG_HOSTNAME=false"), a placeholder, the pod itself
+# ("SYSLOG_HOSTNAME=false"), a placeholder, the pod itself
 NOT_A_HOST = frozenset(
     {"true", "false", "yes", "no", "on", "off", "enabled", "disabled", "none", "null", "nil",
      "localhost", "auto", "default", "unset"}
@@ -314,8 +314,8 @@ def build(graph: ObjectGraph, facts: Iterable[Fact] = ()) -> DependencyGraph:
             if owner and a.ip:
                 dg.aliases.setdefault(a.ip, owner)
 
-    # the names logs use for a workload: its container name, its app label (``clickhouse``
-    # for the pods of ``chi-signoz-clickhouse-cluster-0-0``), when only one workload has it
+    # the names logs use for a workload: its container name, its app label (``columnstore``
+    # for the pods of ``chi-metrics-store-0-0``), when only one workload has it
     used: dict[str, set[str]] = {}
     for p in pods:
         labels = p.labels or {}

@@ -71,7 +71,7 @@ def runs_software(
     products: tuple[str, ...], graph: ObjectGraph, *, near: str | None = None
 ) -> tuple[str, str] | None:
     """The one workload whose containers run one of ``products`` (an image named ``redis``,
-    ``bitnami/valkey``), as (workload, image); when several do, the one in namespace
+    ``bitnami/redis``), as (workload, image); when several do, the one in namespace
     ``near``, if only one there. None when none or no single one."""
     hits: dict[str, tuple[str, str]] = {}
     for pod in graph.pods():
