@@ -337,6 +337,7 @@ def link_chains(
                 # the release's own Job: linked to the code it was to prepare by its image
                 or (
                     cand.relation not in links.NOT_A_CAUSE
+                    and deeper(cand.lead, o.lead)
                     and _same_release(cand.lead, o.lead, graph)
                 )
             )
