@@ -247,3 +247,14 @@ def test_a_grpc_clients_deadline_or_unavailable_is_a_failing_call() -> None:
     assert (sig.kind, sig.reason) == ("dependency", "timeout")
     assert classify("rpc error: code = Unavailable desc = connection error").kind == "dependency"
     assert classify("rpc error: code = InvalidArgument desc = bad id").kind is None
+
+
+def test_limits_that_say_out_of_memory_or_no_space_are_named_for_what_ran_out() -> None:
+    native = classify("java.lang.OutOfMemoryError: unable to create native thread: possibly out "
+                      "of memory or process/resource limits reached")  # fmt: skip
+    assert (native.kind, native.reason) == ("saturation", "pids_exhausted")
+    shm = classify('could not resize shared memory segment "/PostgreSQL.1" to 8388608 bytes: '
+                   "No space left on device")  # fmt: skip
+    assert (shm.kind, shm.reason) == ("saturation", "shm_exhausted")
+    assert classify("write /data/wal: no space left on device").reason == "resource_exhausted"
+    assert classify("java.lang.OutOfMemoryError: Java heap space").reason == "out_of_memory"

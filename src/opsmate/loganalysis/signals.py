@@ -261,6 +261,21 @@ _CONFIG_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
 # -- saturation --------------------------------------------------------------------------
 _SATURATION: tuple[tuple[re.Pattern[str], str], ...] = (
     (
+        # no thread or process can be started: a PID / thread limit, whatever the runtime calls
+        # it (Java reports it as an OutOfMemoryError)
+        re.compile(
+            r"unable to create (?:new )?native thread|pthread_create failed|cannot allocate thread"
+            r"|fork: (?:retry: )?Resource temporarily unavailable",
+            _I,
+        ),
+        "pids_exhausted",
+    ),
+    (
+        # /dev/shm full (its "No space left on device" is not the disk's)
+        re.compile(r"shared memory segment|/dev/shm|shm_open", _I),
+        "shm_exhausted",
+    ),
+    (
         re.compile(
             r"OutOfMemory|out of memory|heap space|memory exhausted|oom[- ]?kill|"
             r"cannot allocate memory|memory limit",

@@ -96,6 +96,8 @@ _REASON_WORDS = {
     "pool_exhausted": "a connection pool is exhausted",
     "out_of_memory": "out of memory",
     "queue_full": "a queue is full",
+    "pids_exhausted": "no thread or process can be started (a PID / thread limit)",
+    "shm_exhausted": "shared memory (/dev/shm) is full",
     "resource_exhausted": "a resource is exhausted",
     "config_reload": "configuration reload",
     "feature_flag": "feature flag",

@@ -20,7 +20,8 @@ from opsmate.agent.kinds.catalog import (
 )
 from opsmate.agent.kinds.catalog.base import BASE
 
-FAMILIES = (pods, scheduling, storage, routing, network, nodes, workloads, application, runtime,
+# runtime limits before storage: /dev/shm's "No space left on device" is not a disk's
+FAMILIES = (pods, scheduling, runtime, storage, routing, network, nodes, workloads, application,
             changes)  # fmt: skip
 
 CARDS: tuple[Card, ...] = (*BASE, *(c for m in FAMILIES for c in m.CARDS))

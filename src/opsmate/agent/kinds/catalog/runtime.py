@@ -30,13 +30,14 @@ CARDS = (
         catalog=("SREGym:os limits", "RCAEval:socket", "classic: fds"),
     ),
     variant(
-        K.LOG_ERROR,
+        K.SATURATION,
         "shm-too-small",
         "/dev/shm too small for the process (databases, browsers)",
+        reasons=("shm_exhausted",),
         words=r"/dev/shm|shared memory segment|could not resize shared memory|shm_open"
         r"|No space left on device.*shm",
         example=(
-            "",
+            "shm_exhausted",
             'could not resize shared memory segment "/PostgreSQL.123" to 8388608 '
             "bytes: No space left on device",
         ),
@@ -80,15 +81,16 @@ CARDS = (
         catalog=("SREGym:os limits",),
     ),
     variant(
-        K.LOG_ERROR,
+        K.SATURATION,
         "pids-exhausted",
         "The container cannot start threads or processes (pids limit)",
+        reasons=("pids_exhausted",),
         words=r"fork: (?:retry: )?Resource temporarily unavailable|unable to create (?:new )?"
         r"native thread|pthread_create failed|EAGAIN.*thread|cannot allocate thread",
-        example=("", "java.lang.OutOfMemoryError: unable to create native thread"),
+        example=("pids_exhausted", "java.lang.OutOfMemoryError: unable to create native thread"),
         conclusive=True,
         specificity=3.0,
-        phrase="a process / thread limit the container runs out of",
+        phrase="a PID / thread limit the container runs out of",
         topics=("pid", "thread", "fork", "limit"),
         catalog=("SREGym:os limits",),
     ),
