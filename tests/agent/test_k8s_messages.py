@@ -442,3 +442,23 @@ def test_a_cronjob_skipping_runs_for_an_active_job_is_held_back_by_it() -> None:
     )
     assert r is not None and r.kind == K.MISCONFIGURATION
     assert "concurrencyPolicy: Forbid" in r.meaning
+
+
+def test_a_volume_pinned_to_a_zone_without_nodes_is_not_a_selector_or_an_unbound_claim() -> None:
+    from opsmate.agent.kinds import card_for
+    from opsmate.agent.observe.facts import Fact
+
+    def mode(message: str) -> str:
+        f = Fact(key="k", statement=message, evidence=[], kind=K.SCHEDULING,
+                 reason="FailedScheduling", quote=message)  # fmt: skip
+        return card_for(f).id
+
+    assert mode("0/4 nodes are available: 4 node(s) had volume node affinity conflict.") == (
+        "volume-node-affinity-conflict"
+    )
+    assert mode(
+        "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector."
+    ) == ("node-selector-mismatch")
+    assert mode("0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims.") == (
+        "unbound-claim"
+    )

@@ -103,8 +103,8 @@ CARDS = (
         K.SCHEDULING,
         "node-selector-mismatch",
         "No node has the labels the pod's nodeSelector / affinity requires",
-        words=r"node selector|nodeselector|node affinity|didn't match pod's node affinity"
-        r"|node\(s\) didn't match",
+        words=r"node selector|nodeselector|(?<!volume )node affinity"
+        r"|didn't match pod's node affinity|node\(s\) didn't match",
         example=(
             "FailedScheduling",
             "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector.",
@@ -127,7 +127,7 @@ CARDS = (
         "unbound-claim",
         "Pod waits for a PersistentVolumeClaim that is not bound",
         words=r"unbound (?:immediate )?persistentvolumeclaim|persistentvolumeclaim .* not found"
-        r"|volume node affinity|waiting for first consumer",
+        r"|waiting for first consumer",
         example=(
             "FailedScheduling",
             "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims.",
@@ -145,6 +145,28 @@ CARDS = (
             read("list_objects", "storage classes", kind="StorageClass"),
         ),
         catalog=("k8sgpt:PersistentVolumeClaim", "ITBench:storage"),
+    ),
+    variant(
+        K.SCHEDULING,
+        "volume-node-affinity-conflict",
+        "A bound volume can only attach where no schedulable node is (its zone)",
+        words=r"volume node affinity conflict",
+        example=(
+            "FailedScheduling",
+            "0/3 nodes are available: 3 node(s) had volume node affinity conflict.",
+        ),
+        conclusive=True,
+        specificity=2.9,
+        phrase="a bound volume pinned to a zone (its PersistentVolume's node affinity) where "
+        "no schedulable node runs",
+        check="compare the PersistentVolume's nodeAffinity (`kubectl get pv -o "
+        "jsonpath='{{.items[*].spec.nodeAffinity}}'`) with the nodes' topology.kubernetes.io/zone "
+        "labels",
+        mitigation="bring a node to the volume's zone (node group / autoscaler), or restore the "
+        "data to a volume in a zone that has nodes (a person decides)",
+        topics=("zone", "volume", "affinity", "pending", "pv", "topology"),
+        reads=(_NODES, read("list_objects", "volumes", kind="PersistentVolume")),
+        catalog=("k8sgpt:Pod", "classic: zonal volume after a node-group change"),
     ),
     variant(
         K.SCHEDULING,
