@@ -285,3 +285,46 @@ def test_a_question_about_a_host_in_a_named_namespace_scopes_that_namespace() ->
     elsewhere.subject = ObjRef(kind="Pod", name="billing-0", namespace="ops")
     rel = [links.relation(f, subject, ObjectGraph(), set(), []) for f in (mine, elsewhere)]
     assert rel == [links.SCOPE, links.UNRELATED]
+
+
+def _listening(workload: str, ip: str, port: str) -> Pod:
+    p = pod(workload, ip)
+    p.containers[0].ports = [f"{port}/TCP"]
+    return p
+
+
+def test_an_address_nothing_resolves_is_what_alone_listens_on_its_port() -> None:
+    g = objects(
+        ("Pod", pod("reader", "10.0.0.1")),
+        ("Pod", _listening("reader-db", "10.0.0.2", "5432")),
+        ("Pod", _listening("cache", "10.0.0.3", "6379")),
+        ("Pod", _listening("web-a", "10.0.0.4", "8080")),
+        ("Pod", _listening("web-b", "10.0.0.5", "8080")),
+    )
+    refused = _err("reader", "dial tcp 10.96.118.23:5432: connect: connection refused", "E7")
+    dg = build(g, [refused])
+    (edge,) = dg.depends_on("reader")
+    assert edge.dst == "reader-db" and "port 5432" in edge.via
+    # two workloads listen on 8080: the address says nothing about which one answered
+    ambiguous = _err("reader", "dial tcp 10.96.7.7:8080: i/o timeout", "E8")
+    assert build(g, [ambiguous]).depends_on("reader") == []
+    # a host name is not guessed from its port: only an address
+    named = _err("reader", "dial tcp gone-db:5432: connect: connection refused", "E9")
+    assert build(g, [named]).depends_on("reader") == []
+
+
+def test_a_log_template_written_by_one_workloads_pods_is_that_workloads() -> None:
+    db = pod("reader-db", "10.0.0.2")
+    dg = build(objects(("Pod", db)))
+    said = Fact(
+        key="log:postgres",
+        kind=FactKind.SATURATION,
+        statement="postgres reports a full disk",
+        evidence=["E3"],
+        service="postgres",
+        subject=ObjRef(kind="app", name="postgres"),
+        detail={"streams": [db.name]},
+    )
+    assert fact_component(dg, said) == "reader-db"
+    said.detail["streams"] = [db.name, "other-7f9c-abcde"]
+    assert fact_component(dg, said) is None

@@ -258,3 +258,16 @@ def test_limits_that_say_out_of_memory_or_no_space_are_named_for_what_ran_out() 
     assert (shm.kind, shm.reason) == ("saturation", "shm_exhausted")
     assert classify("write /data/wal: no space left on device").reason == "resource_exhausted"
     assert classify("java.lang.OutOfMemoryError: Java heap space").reason == "out_of_memory"
+
+
+def test_a_template_names_the_first_few_streams_that_wrote_it() -> None:
+    b = StatsBuilder()
+    for i in range(30):
+        pod = f"db-{i % 2}" if i < 20 else f"web-{i}"
+        b.add(parse_line("ERROR: no space left on device"), T0 + timedelta(seconds=i), "pg",
+              stream=pod)  # fmt: skip
+    b.add(parse_line("checkpoint complete"), T0, "pg")  # no stream known: none named
+    groups = {g["example"]: g for g in b.result()["top_messages"]}
+    assert groups["ERROR: no space left on device"]["streams"] == ["db-0", "db-1", "web-20",
+                                                                   "web-21"]  # fmt: skip
+    assert "streams" not in groups["checkpoint complete"]

@@ -66,6 +66,9 @@ _STREAM_FIELDS = (
 )  # fmt: skip
 
 
+_STREAMS_KEPT = 4  # the writers a template names (more: it is everyone's line)
+
+
 def stream_of(record: Mapping[str, Any]) -> str | None:
     """The stream a log record was written to (its pod, else its host or container): the
     lines of one stream are one process's story, in order."""
@@ -227,7 +230,7 @@ class _Group:
     __slots__ = (
         "cid", "count", "errors", "example", "example_idx", "first", "first_dt", "inferred_n",
         "kind", "last", "last_dt", "level", "levels", "levels_inferred", "origin", "service",
-        "timeline",
+        "streams", "timeline",
     )  # fmt: skip
 
     def __init__(self, cid: int, level: str | None, nb: int) -> None:
@@ -245,6 +248,7 @@ class _Group:
         self.origin: str | None = None
         self.kind = "text"
         self.timeline = [0] * nb
+        self.streams: list[str] = []  # the first few pods / hosts that wrote it
 
 
 class _Series:
@@ -401,6 +405,8 @@ class StatsBuilder:
                 if pl.service and service and pl.service != service:
                     g.origin = service
             g.count += 1
+            if stream is not None and len(g.streams) < _STREAMS_KEPT and stream not in g.streams:
+                g.streams.append(stream)
             is_error = level == "error" or level == "fatal"
             if is_error:
                 g.errors += 1
@@ -594,6 +600,8 @@ class StatsBuilder:
             d["service"] = g.service
         if g.origin:
             d["origin"] = g.origin
+        if g.streams:
+            d["streams"] = list(g.streams)
         if g.kind != "text":
             d["kind"] = g.kind
         fields = {k: v for k, v in (("endpoint", pl.endpoint), ("status", pl.status),

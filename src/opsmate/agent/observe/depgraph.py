@@ -89,6 +89,9 @@ class DepEdge:
 class DependencyGraph:
     edges: list[DepEdge] = field(default_factory=list)
     aliases: dict[str, str] = field(default_factory=dict)  # any name / IP -> component
+    # port -> (namespace, component) of what listens on it (container ports, Service ports)
+    ports: dict[str, set[tuple[str, str]]] = field(default_factory=dict)
+    namespaces: dict[str, str] = field(default_factory=dict)  # component -> its namespace
 
     def add(self, src: str, dst: str, via: str, evidence: Iterable[str] = ()) -> None:
         if not src or not dst or src == dst:
@@ -128,6 +131,16 @@ class DependencyGraph:
             or (self.aliases.get(h.split(".")[0]) if "." in h and _svc_like(h) else None)
             or self._by_prefix(h)
         )
+
+    def serving(self, port: str | None, src: str) -> str | None:
+        """The one component in ``src``'s namespace, other than ``src``, that listens on
+        ``port`` — what a call to an address nothing resolves (a cluster IP the bundle lacks,
+        a name in a hidden setting) reached, when only one thing could answer there."""
+        if not port:
+            return None
+        ns = self.namespaces.get(src)
+        found = {c for n, c in self.ports.get(port, set()) if c != src and (ns is None or n == ns)}
+        return next(iter(found)) if len(found) == 1 else None
 
     def _by_prefix(self, name: str) -> str | None:
         """A client's name for a component it extends with a role (``post-storage-client``,
@@ -278,6 +291,12 @@ def build(graph: ObjectGraph, facts: Iterable[Fact] = ()) -> DependencyGraph:
     for p in pods:
         comp = workload_of(p)
         dg.aliases.setdefault(comp, comp)
+        dg.namespaces.setdefault(comp, p.namespace or "")
+        for c in p.containers:
+            for spec in c.ports:
+                num = spec.split("/", 1)[0].rsplit(":", 1)[-1]
+                if num.isdigit():
+                    dg.ports.setdefault(num, set()).add((p.namespace or "", comp))
         if p.name:
             dg.aliases[p.name.lower()] = comp
         if p.ip:
@@ -308,6 +327,10 @@ def build(graph: ObjectGraph, facts: Iterable[Fact] = ()) -> DependencyGraph:
                 dg.aliases[name + suffix] = comp
         if s.cluster_ip and s.cluster_ip not in ("None", ""):
             dg.aliases[s.cluster_ip] = comp
+        if backing:
+            for sp in s.ports:
+                if sp.port:
+                    dg.ports.setdefault(str(sp.port), set()).add((s.namespace or "", comp))
     for ep in graph.all("Endpoints"):
         owner = dg.aliases.get((ep.service or ep.name or "").lower())
         for a in [*ep.ready, *ep.not_ready]:
@@ -401,6 +424,13 @@ def fact_component(dg: DependencyGraph, f: Fact) -> str | None:
         comp = dg.component(n)
         if comp:
             return comp
+    # a log template's writers (its records' pods), when the name it goes by is none of the
+    # workload's (a "postgres" service field on the pods of a database StatefulSet)
+    streams = f.detail.get("streams")
+    if isinstance(streams, list) and streams:
+        comps = {dg.component(str(s)) for s in streams}
+        if len(comps) == 1:
+            return comps.pop()
     return None
 
 
@@ -422,10 +452,17 @@ def _from_fact(dg: DependencyGraph, f: Fact) -> None:
     src_comp = fact_component(dg, f)
     if not src_comp:
         return
-    targets: list[str] = [o.name for o in f.objects if o.kind in ("host", "Service", "app")]
+    targets: list[tuple[str, str | None]] = [
+        (o.name, None) for o in f.objects if o.kind in ("host", "Service", "app")
+    ]
     text = f"{f.quote or ''} {f.message or ''}"
-    targets += [h for h, _ in hosts_in(text)]
-    for t in targets:
+    targets += hosts_in(text)
+    for t, port in targets:
         dst = dg.resolve(t)
+        via = f"its errors name {t}"
+        if dst is None and f.kind == K.DEPENDENCY_FAILURE and _IPPORT.fullmatch(t):
+            # an address no object of the bundle has: what listens on its port
+            dst = dg.serving(port, src_comp)
+            via = f"its errors name {t}:{port}, and only {dst} listens on port {port} there"
         if dst and dst != src_comp:
-            dg.add(src_comp, dst, f"its errors name {t}", f.evidence)
+            dg.add(src_comp, dst, via, f.evidence)

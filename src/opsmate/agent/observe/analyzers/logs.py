@@ -198,6 +198,8 @@ def _group_fact(
         detail["order"] = order
     if g.example_ref:
         detail["example_ref"] = g.example_ref
+    if g.streams:
+        detail["streams"] = list(g.streams)
     return make_fact(
         ctx,
         kind=kind,
