@@ -268,6 +268,6 @@ def test_a_template_names_the_first_few_streams_that_wrote_it() -> None:
               stream=pod)  # fmt: skip
     b.add(parse_line("checkpoint complete"), T0, "pg")  # no stream known: none named
     groups = {g["example"]: g for g in b.result()["top_messages"]}
-    assert groups["ERROR: no space left on device"]["streams"] == ["db-0", "db-1", "web-20",
+    assert groups["no space left on device"]["streams"] == ["db-0", "db-1", "web-20",
                                                                    "web-21"]  # fmt: skip
     assert "streams" not in groups["checkpoint complete"]
