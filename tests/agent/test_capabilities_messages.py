@@ -347,3 +347,28 @@ def test_a_connection_that_could_not_be_established_is_a_failing_dependency() ->
                    "(kafka/10.42.2.23:9092) could not be established. Broker may not be "
                    "available.")  # fmt: skip
     assert sig.kind == "dependency"
+
+
+def test_a_dependency_named_by_the_part_it_plays_is_the_one_workload_playing_it() -> None:
+    """ "error communicating with database" names no product: the one workload of the
+    caller's namespace that runs a database (by image, or a container named for one) is it."""
+    g = ObjectGraph()
+    db = Pod.model_validate(
+        {
+            "name": "store-0",
+            "namespace": "forum",
+            "labels": {"app": "store"},
+            "owner": "StatefulSet/store",
+            "containers": [{"name": "postgres", "image": "pgupgrade/pgup:16"}],
+        }
+    )
+    app = _pod("forum-7d9f8c6b5-x2x1q", "forum/server:1", {"app": "forum"}, ns="forum")
+    cache = _pod("kv-0", "valkey/valkey:8", {"app": "kv"}, ns="forum")
+    g.add_listing("Pod", [db, app, cache], "E1", namespace="forum")  # fmt: skip
+    said = "error communicating with database: Connection refused (os error 111)"
+    assert software_target(said, g, own="forum") == "store"
+    assert software_target("cache unavailable: i/o timeout", g, own="forum") == "kv"
+    assert software_target(said, g) is None  # whose namespace: unknown, no answer
+    g.add_listing("Pod", [_pod("db2-0", "mysql:8", {"app": "db2"}, ns="forum")], "E2",
+                  namespace="forum")  # fmt: skip
+    assert software_target(said, g, own="forum") is None  # two databases: ambiguous

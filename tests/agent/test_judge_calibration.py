@@ -234,6 +234,10 @@ def test_another_workloads_rollout_does_not_trigger_a_scheduling_refusal() -> No
     mine = fact(K.SCHEDULING, "pod collector-1 cannot be scheduled", "E8", minutes=0,
                 subject=ObjRef(kind="Pod", name="collector-1", namespace="shop"))  # fmt: skip
     assert change_for(mine, [rollout]) is rollout  # its own rollout
+    disk = fact(K.SATURATION, 'db reports a full disk: "No space left on device"', "E9",
+                minutes=0, reason="resource_exhausted", message="No space left on device",
+                subject=ObjRef(kind="Pod", name="db-r2-0", namespace="shop"))  # fmt: skip
+    assert change_for(disk, [rollout]) is None  # its own disk: no caller's rollout fills it
 
 
 def test_questions_that_doubt_the_trouble_still_holds_are_asked_about_recovery() -> None:
@@ -550,3 +554,53 @@ def test_last_words_of_ordinary_work_say_what_it_did_not_why_it_stopped() -> Non
     failing = words.model_copy(update={"detail": {"lines": ["panic: nil map assignment"]}})
     an = judge([crash, failing])
     assert an.root is not None and an.root.lead is failing
+
+
+def test_a_crashing_dependencys_last_words_go_back_to_when_it_first_went_down() -> None:
+    """The database's last words are read from its tail (after the callers began failing),
+    but its probes failed before them: its words explain the callers' refused connections."""
+    graph = ObjectGraph()
+    graph.add("Pod", Pod(name="shop-6d5f7c8b9-abcde", namespace="shop",
+                         owner="ReplicaSet/shop-6d5f7c8b9", labels={"app": "shop"},
+                         containers=[Container(name="shop", env=[EnvVar(name="DB_HOST",
+                                                                       value="store")])]),
+              "E9")  # fmt: skip
+    graph.add("Pod", Pod(name="store-0", namespace="shop", owner="StatefulSet/store",
+                         labels={"app": "store"}, containers=[Container(name="pg")]),
+              "E9")  # fmt: skip
+    store = ObjRef(kind="Pod", name="store-0", namespace="shop")
+    probes = fact(K.PROBE_FAILURE, "12 Unhealthy events on Pod store-0", "E4", subject=store,
+                  service="store", reason="Unhealthy", count=12, minutes=-1)  # fmt: skip
+    refused = fact(K.DEPENDENCY_FAILURE, "shop cannot reach store (connection refused)", "E2",
+                   service="shop", focus=True, reason="refused", count=60, minutes=0,
+                   objects=[ObjRef(kind="Service", name="store")])  # fmt: skip
+    words = fact(K.LAST_WORDS, 'pod store-0 wrote before it exited: "FATAL: could not write '
+                 'lock file: No space left on device"', "E3", subject=store, service="store",
+                 reason="resource_exhausted", minutes=14)  # fmt: skip
+    an = judge([_errors(), probes, refused, words], graph)
+    assert an.root is not None and an.root.lead is words
+    assert "No space left on device" in (an.root_statement or "")
+
+
+def test_an_unclassified_warning_gives_way_to_the_system_account_of_the_same_symptom() -> None:
+    from opsmate.agent.judge.analysis import _conclusive_over_bare
+    from opsmate.agent.judge.candidates import Candidate
+
+    short = fact(K.NOT_READY, "StatefulSet `data` has 2/3 replicas ready", "E1")
+    warn = Candidate(lead=fact(K.LOG_WARNING, 'es logged 12 warnings "shards not on their '
+                               'desired nodes"', "E2", severity="warning"),
+                     relation="linked", score=12.0, explains=short, supported=True)  # fmt: skip
+    sched = Candidate(lead=fact(K.SCHEDULING, "pod data-2 cannot be scheduled: node cordoned",
+                                "E3", reason="cordoned"),
+                      relation="scope", score=7.0, explains=short, supported=True,
+                      conclusive=True)  # fmt: skip
+    assert _conclusive_over_bare(warn, [warn, sched]) is sched
+    other = Candidate(
+        lead=sched.lead,
+        relation="scope",
+        score=7.0,
+        supported=True,
+        conclusive=True,
+        explains=fact(K.CRASH_LOOP, "pod x crash-looping", "E4"),
+    )
+    assert _conclusive_over_bare(warn, [warn, other]) is warn  # another symptom: not a rival

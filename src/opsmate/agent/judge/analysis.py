@@ -188,6 +188,8 @@ def analyse(
             ]
         )[:3]
     root = next((c for c in cands if c.supported and c.relation not in links.NOT_A_CAUSE), None)
+    if root is not None:
+        root = _conclusive_over_bare(root, cands)
     if root is not None and not _explains_something(root, reported):
         root = None  # a cause that explains no symptom seen or asked about: not the answer
     if root is not None and path.root and depgraph.fact_component(dg, root.lead) == path.root:
@@ -249,6 +251,29 @@ def _bare_release(root: Candidate, cands: list[Candidate]) -> bool:
         and (t0 is None or (c.lead.time is not None and c.lead.time >= t0))
         for c in cands
     )
+
+
+def _conclusive_over_bare(root: Candidate, cands: list[Candidate]) -> Candidate:
+    """A root that is an unclassified log line (no failure mode named, not the system's own
+    account) gives way to a conclusive cause of the same symptom: the scheduler's account of
+    why the missing pod has no node explains a replica set not ready better than a warning
+    another component logged about it."""
+    lead = root.lead
+    if root.conclusive or lead.kind not in (K.LOG_WARNING, K.LOG_ERROR):
+        return root
+    if not card_for(lead).base or root.explains is None:
+        return root
+    better = [
+        c
+        for c in cands
+        if c is not root
+        and c.conclusive
+        and c.supported
+        and c.relation not in links.NOT_A_CAUSE
+        and c.explains is root.explains
+        and c.lead.kind not in (K.LOG_WARNING, K.LOG_ERROR, K.CHANGE)
+    ]
+    return max(better, key=lambda c: c.score) if better else root
 
 
 def _unexplained_error(root: Candidate, cands: list[Candidate]) -> bool:

@@ -47,6 +47,9 @@ class Candidate:
     superseded_by: str | None = None  # a later pod shows this refusal no longer applies
     latent: bool = False  # a routing fault nothing failed to reach: not a cause of anything
     served_by: tuple[str, str] | None = None  # (workload, image) whose own error the lead quotes
+    # a tail read from a pod that keeps failing: when that pod first went down (its words
+    # are the same at every restart, the tail holds only the last)
+    down_since: datetime | None = None
 
     @property
     def key(self) -> str:
@@ -137,9 +140,11 @@ def _touches(change: Fact, f: Fact) -> bool:
     or names it (a call to it failed, its pods are named), or ``f`` is a resource running
     out, which any caller's new behaviour (more connections, more load) can set off. A
     scheduling refusal, a missing object or a bad image of one workload is not set off by
-    another's rollout."""
-    if same_thread(change, f) or f.kind == K.SATURATION:
+    another's rollout, nor is a limit of the process itself (its disk, heap, threads)."""
+    if same_thread(change, f):
         return True
+    if f.kind == K.SATURATION:
+        return not card_for(f).has(Trait.OWN_LIMIT)
     who = (change.service or "").lower()
     if not who:
         return True  # nothing says whose rollout it was: keep the timing's word

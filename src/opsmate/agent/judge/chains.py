@@ -307,6 +307,8 @@ def _began_first(deep: Candidate, shallow: Candidate, slack: float = 60.0) -> bo
     A routing fault read from objects (a targetPort nothing listens on, a selector that
     matches nothing) is a standing condition with no start time: it was there."""
     a, b = start_of(deep.lead), start_of(shallow.lead)
+    if deep.down_since is not None and (a is None or deep.down_since < a):
+        a = deep.down_since
     if a is None and deep.lead.reason in links.ROUTING and b is not None:
         return True
     return a is not None and b is not None and a <= b + timedelta(seconds=slack)
@@ -318,6 +320,7 @@ def link_chains(
     """Hang each cause under the deepest supported cause that explains it (transitively):
     the deepest takes the best score of what it explains, the shallower ones are halved
     and become its chain (how it reached the subject) or its support (same object)."""
+    _mark_down_since(cands)
     parent: dict[int, Candidate] = {}
     for cand in cands:
         under = [
@@ -377,6 +380,29 @@ def link_chains(
             deep.chain.append(cand.lead)  # how the deeper cause reached the subject
         if cand.explains_subject and cand.explains is not None and not deep.explains_subject:
             deep.reaches = deep.reaches or cand.explains
+
+
+def _mark_down_since(cands: list[Candidate]) -> None:
+    """A pod's last words (or a failure read from its log tail) are what it wrote before
+    its last exit; when the same pod was already down earlier (failed probes, back-offs,
+    exits), what it reports began no later than that."""
+    down = [
+        f
+        for c in cands
+        for f in (c.lead, c.explains)
+        if f is not None
+        and f.time is not None
+        and (card_for(f).has(Trait.DOWN) or f.kind == K.PROBE_FAILURE)
+    ]
+    for c in cands:
+        lead = c.lead
+        if lead.kind != K.LAST_WORDS and lead.detail.get("source") != "pod_logs":
+            continue
+        if lead.subject is None or lead.subject.kind != "Pod":
+            continue
+        times = [f.time for f in down if f is not lead and f.time and same_thread(f, lead)]
+        if times:
+            c.down_since = min(times)
 
 
 def _still_there(deep: Candidate, shallow: Candidate) -> bool:

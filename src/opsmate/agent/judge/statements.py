@@ -58,6 +58,17 @@ def words(text: str) -> int:
     return len(text.split())
 
 
+def clip_cause(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` words; a wrapped error (``a: b: No space left on
+    device``) keeps its innermost clause, the words a person greps for, after the cut."""
+    if words(text) <= limit or ": " not in text:
+        return clip_words(text, limit)
+    head, tail = text.rsplit(": ", 1)
+    if words(tail) > limit // 2:
+        return clip_words(text, limit)
+    return clip_words(head, limit - words(tail)).removesuffix(" …") + " … " + tail
+
+
 def clip_words(text: str, limit: int) -> str:
     """``text`` cut to at most ``limit`` words (an ellipsis marks the cut)."""
     parts = text.split()
@@ -66,10 +77,24 @@ def clip_words(text: str, limit: int) -> str:
     return " ".join(parts[: max(limit - 1, 1)]) + " …"
 
 
+_WORKLOAD_KINDS = frozenset({"Pod", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job"})
+
+
 def _who(c: Candidate, subject_label: str | None) -> str:
     s = c.explains
     if c.lead.kind == K.CHANGE and c.lead.service and s is not None and same_thread(c.lead, s):
         return c.lead.service  # the workload that changed is the one that shows it
+    if subject_label and s is not None and s.subject is not None and " " not in subject_label:
+        # the symptom shown by another object than the one asked about: name that one (a
+        # database's pod crash-looping is not the UI crash-looping)
+        own = subject_label.lower()
+        names = s.names()
+        if (
+            s.subject.kind in _WORKLOAD_KINDS
+            and names
+            and not any(n == own or n.startswith(own + "-") for n in names)
+        ):
+            return s.subject.label()
     if subject_label:
         return subject_label
     if s is not None and s.subject is not None:
@@ -200,7 +225,7 @@ def root_statement(
         room -= words(then[2]) + 1
     else:
         then = None
-    first = " ".join(p for p in (opening, clip_words(cause, max(room, 8)), ids) if p)
+    first = " ".join(p for p in (opening, clip_cause(cause, max(room, 8)), ids) if p)
     if then is not None:
         first = f"{first.rstrip().rstrip('.')}; then {then[0]}"
         add([then[1]])

@@ -45,6 +45,9 @@ class Trait(StrEnum):
     STUCK = "stuck"  # nothing fails, the state is the evidence (init running, suspended)
     ACTS = "acts"  # a change that acts on its target (an injected fault): the cause of what
     # the target, or what calls it, did after it began
+    OWN_LIMIT = "own_limit"  # a limit of the process itself (its disk, memory, threads,
+    # files): another workload's rollout does not set it off (a caller's new load can set off
+    # a connection or request limit)
     EVICTS = "evicts"  # the system removed the pod (preemption): what its replacement then
     # suffers (cannot be scheduled) follows from it
 

@@ -311,7 +311,9 @@ def build(graph: ObjectGraph, facts: Iterable[Fact] = ()) -> DependencyGraph:
         if not name:
             continue
         backing = [workload_of(p) for p in pods if selects(s.selector, p.labels)]
-        comp = max(set(backing), key=backing.count) if backing else dg.aliases.get(name, name)
+        comp = (
+            max(sorted(set(backing)), key=backing.count) if backing else dg.aliases.get(name, name)
+        )
         dg.aliases[name] = comp
         eid = graph.source_of("Service", s.namespace, s.name or "") or ""
         for other in sorted(set(backing) - {comp}):

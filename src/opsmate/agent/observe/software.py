@@ -12,6 +12,7 @@ one of its words is an image's name (or the image's name begins it: ``postgres``
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from opsmate.agent.observe.depgraph import selects, workload_of
 from opsmate.agent.observe.graph import ObjectGraph
@@ -43,21 +44,37 @@ def _names(token: str, word: str) -> bool:
     )
 
 
+# what a client calls its dependency when it names no product ("error communicating with
+# database", "cache unavailable"): the products that play that part, as images are named
+ROLES: dict[str, tuple[str, ...]] = {
+    "database": ("postgres", "postgresql", "mysql", "mariadb", "mongo", "mongodb", "percona",
+                 "cockroach", "timescaledb", "postgis", "pgvector", "spilo", "yugabyte"),
+    "cache": ("redis", "valkey", "memcached", "keydb", "dragonfly"),
+    "broker": ("kafka", "rabbitmq", "nats", "pulsar", "activemq", "artemis", "redpanda"),
+    "queue": ("kafka", "rabbitmq", "nats", "pulsar", "activemq", "artemis", "redpanda"),
+}  # fmt: skip
+
+
 def software_target(text: str, graph: ObjectGraph, *, own: str | None = None) -> str | None:
     """The Service (else the workload) whose pods run the software ``text`` names, when
-    exactly one workload other than ``own`` does; else None."""
+    exactly one workload other than ``own`` does; else None. A message that names only the
+    part its dependency plays (``database``, ``cache``, ``broker``) means the one workload in
+    ``own``'s namespace that runs a product playing it."""
     tokens = {t.lower() for t in _WORD.findall(text or "")}
     if not tokens:
         return None
-    hits: dict[str, Pod] = {}
-    for pod in graph.pods():
-        comp = workload_of(pod)
-        if own and comp == own.lower():
-            continue
-        for c in pod.containers:
-            word = image_word(c.image)
-            if word and any(_names(t, word) for t in tokens):
-                hits.setdefault(comp, pod)
+    hits = _running(graph, own, lambda word: any(_names(t, word) for t in tokens))
+    if not hits:
+        products = {p for t in tokens for p in ROLES.get(t, ())}
+        if products:
+            near = {p.namespace for p in graph.pods() if own and workload_of(p) == own.lower()}
+            hits = {
+                comp: pod
+                for comp, pod in _running(
+                    graph, own, lambda word: word in products, by_name=True
+                ).items()
+                if len(near) == 1 and pod.namespace in near
+            }
     if len(hits) != 1:
         return None
     comp, pod = next(iter(hits.items()))
@@ -65,6 +82,24 @@ def software_target(text: str, graph: ObjectGraph, *, own: str | None = None) ->
         if selects(getattr(svc, "selector", None) or {}, pod.labels):
             return str(svc.name)
     return comp
+
+
+def _running(
+    graph: ObjectGraph, own: str | None, named: Callable[[str], bool], *, by_name: bool = False
+) -> dict[str, Pod]:
+    """Workloads other than ``own`` with a container whose image word ``named`` accepts
+    (``by_name``: or whose container is named so — a ``postgres`` container of an image
+    built on it)."""
+    hits: dict[str, Pod] = {}
+    for pod in graph.pods():
+        comp = workload_of(pod)
+        if own and comp == own.lower():
+            continue
+        for c in pod.containers:
+            word = image_word(c.image)
+            if (word and named(word)) or (by_name and c.name and named(c.name.lower())):
+                hits.setdefault(comp, pod)
+    return hits
 
 
 def runs_software(

@@ -4,7 +4,7 @@ StressChaos / JVMChaos; RCAEval cpu / mem / socket)."""
 
 from __future__ import annotations
 
-from opsmate.agent.kinds.card import read
+from opsmate.agent.kinds.card import Trait, read
 from opsmate.agent.kinds.catalog.base import variant
 from opsmate.agent.observe.facts import FactKind as K
 
@@ -15,6 +15,7 @@ CARDS = (
         K.SATURATION,
         "too-many-open-files",
         "The process runs out of file descriptors",
+        traits=frozenset({Trait.CASCADE, Trait.OWN_LIMIT}),
         words=r"too many open files|EMFILE|ulimit|open files limit|maximum open files"
         r"|file descriptor",
         example=("resource_exhausted", "accept tcp [::]:8080: accept4: too many open files"),
@@ -33,6 +34,7 @@ CARDS = (
         K.SATURATION,
         "shm-too-small",
         "/dev/shm too small for the process (databases, browsers)",
+        traits=frozenset({Trait.CASCADE, Trait.OWN_LIMIT}),
         reasons=("shm_exhausted",),
         words=r"/dev/shm|shared memory segment|could not resize shared memory|shm_open"
         r"|No space left on device.*shm",
@@ -84,6 +86,7 @@ CARDS = (
         K.SATURATION,
         "pids-exhausted",
         "The container cannot start threads or processes (pids limit)",
+        traits=frozenset({Trait.CASCADE, Trait.OWN_LIMIT}),
         reasons=("pids_exhausted",),
         words=r"fork: (?:retry: )?Resource temporarily unavailable|unable to create (?:new )?"
         r"native thread|pthread_create failed|EAGAIN.*thread|cannot allocate thread",
@@ -98,6 +101,7 @@ CARDS = (
         K.SATURATION,
         "heap-exhausted",
         "The runtime's heap is exhausted (JVM / Node.js / Go)",
+        traits=frozenset({Trait.CASCADE, Trait.OWN_LIMIT}),
         words=r"java heap space|OutOfMemoryError|heap out of memory|JavaScript heap"
         r"|GC overhead limit|Metaspace|runtime: out of memory",
         example=("out_of_memory", "java.lang.OutOfMemoryError: Java heap space"),
@@ -112,6 +116,7 @@ CARDS = (
         K.SATURATION,
         "memory-leak",
         "Memory grows steadily towards the limit (a leak)",
+        traits=frozenset({Trait.CASCADE, Trait.OWN_LIMIT}),
         reasons=("MemoryLeakPattern", "memory_growth"),
         phrase="memory that grows until the limit",
         reads=(_RES,),
@@ -134,6 +139,7 @@ CARDS = (
         K.SATURATION,
         "evicted-over-request",
         "A container used more than it requested while its node ran low",
+        traits=frozenset({Trait.CASCADE, Trait.OWN_LIMIT}),
         reasons=("Evicted",),
         phrase="usage above its request on a node that ran low",
         catalog=("k8sgpt:Pod",),

@@ -4,7 +4,7 @@ application's full disk)."""
 
 from __future__ import annotations
 
-from opsmate.agent.kinds.card import read
+from opsmate.agent.kinds.card import Trait, read
 from opsmate.agent.kinds.catalog.base import variant
 from opsmate.agent.observe.facts import FactKind as K
 
@@ -147,6 +147,7 @@ CARDS = (
         K.SATURATION,
         "disk-full",
         "A disk or volume is full",
+        traits=frozenset({Trait.CASCADE, Trait.OWN_LIMIT}),
         words=r"no space left|disk (?:is )?full|ENOSPC|disk quota exceeded|flood[- ]stage"
         r"|read-only.*disk|not enough space|insufficient (?:disk )?space",
         example=("resource_exhausted", "write /data/wal: no space left on device"),
