@@ -328,3 +328,25 @@ def test_a_log_template_written_by_one_workloads_pods_is_that_workloads() -> Non
     assert fact_component(dg, said) == "reader-db"
     said.detail["streams"] = [db.name, "other-7f9c-abcde"]
     assert fact_component(dg, said) is None
+
+
+def test_an_address_a_container_reads_from_a_configmap_is_a_dependency() -> None:
+    from opsmate.records.k8s import EnvFrom
+    from opsmate.records.k8s_objects import ConfigMap
+
+    p = pod("orders", "10.0.0.1")
+    p.containers[0].env_from = [EnvFrom(source="configmap", name="orders-config")]
+    p.containers[0].env = [EnvVar(name="DB", source="configmap", ref_name="db-config",
+                                  ref_key="DB_HOST")]  # fmt: skip
+    g = objects(
+        ("Pod", p),
+        ("Pod", pod("store", "10.0.0.2")),
+        ("Service", service("store-svc", "store", "10.96.0.5")),
+        ("ConfigMap", ConfigMap(name="orders-config", namespace="shop",
+                                addresses={"BROKER_URL": "pulsar://proxy.messaging.svc:6650"})),
+        ("ConfigMap", ConfigMap(name="db-config", namespace="shop",
+                                addresses={"DB_HOST": "store-svc"})),
+    )  # fmt: skip
+    deps = {e.dst: e.via for e in build(g).depends_on("orders")}
+    assert deps["host/proxy.messaging.svc"].startswith("ConfigMap setting BROKER_URL=")
+    assert deps["store"] == "ConfigMap setting DB=store-svc"

@@ -596,3 +596,29 @@ def test_a_symptom_only_in_the_question_reads_where_its_causes_live() -> None:
     assert ("list_pods", {"namespace": "kube-system"}) in got
     plain = survey(question="what is wrong with ledger", namespace=NS)
     assert ("list_pods", {"namespace": "kube-system"}) not in plain
+
+
+def test_a_configmap_setting_that_names_where_a_failing_caller_connects_is_walked_into() -> None:
+    from opsmate.tools.kubernetes.shaping_objects import config_addresses
+
+    data = {"BROKER_URL": "pulsar://proxy.messaging.svc.cluster.local:6650", "LOG_LEVEL": "info",
+            "CACHE_URL": "redis://user:secret@kv:6379/0", "app.yaml": "a: 1"}  # fmt: skip
+    addresses = config_addresses(data)
+    assert addresses == {"BROKER_URL": "pulsar://proxy.messaging.svc.cluster.local:6650",
+                         "CACHE_URL": "redis://***@kv:6379/0"}  # fmt: skip
+    res = envelope("list_objects", data={"kind": "ConfigMap", "items": [
+        {"name": "orders-config", "namespace": NS, "keys": sorted(data),
+         "addresses": addresses}]})  # fmt: skip
+    failing = fact(FactKind.DEPENDENCY_FAILURE, service="orders", focus=True, reason="timeout",
+                   quote="PulsarClientException$TimeoutException: could not send within timeout "
+                   "to messaging")  # fmt: skip
+    got = result_checks("configured_dependency", res, rctx(facts=[failing]))
+    assert [(c.tool, c.args) for c in got] == [("list_pods", {"namespace": "messaging"})]
+    other = fact(
+        FactKind.DEPENDENCY_FAILURE,
+        service="orders",
+        focus=True,
+        reason="timeout",
+        quote="payment gateway timed out",
+    )  # names nothing the settings point at
+    assert result_checks("configured_dependency", res, rctx(facts=[other])) == []

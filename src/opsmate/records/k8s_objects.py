@@ -180,6 +180,7 @@ class StorageClass(K8sObject):
 
 class ConfigMap(K8sObject):
     keys: StrList = Field(default_factory=list)  # data and binaryData keys
+    addresses: StrMap = Field(default_factory=dict)  # address settings: key -> URL / host
     changed_at: Time = None  # the last update after creation (managedFields)
     changed_by: Text = None  # the client that made it (kubectl-edit, helm, argocd ...)
     changed_keys: StrList = Field(default_factory=list)  # keys differing from the last apply

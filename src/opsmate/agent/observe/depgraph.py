@@ -25,6 +25,7 @@ import re
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.graph import ObjectGraph
@@ -389,6 +390,12 @@ def build(graph: ObjectGraph, facts: Iterable[Fact] = ()) -> DependencyGraph:
                     dst = dg.resolve(h) or (f"host/{h}" if "." in h or ":" in val else None)
                     if dst:
                         dg.add(comp, dst, f"env {env.name}={val[:80]}", [eid])
+            # settings read from a ConfigMap (envFrom, valueFrom) that name an address
+            for setting, val in _from_config_maps(graph, p.namespace, c):
+                for h in [h for h, _ in hosts_in(val)] or [val.strip().lower()]:
+                    dst = dg.resolve(h) or (f"host/{h}" if "." in h else None)
+                    if dst:
+                        dg.add(comp, dst, f"ConfigMap setting {setting}={val[:80]}", [eid])
             for arg in [*c.command, *c.args]:
                 for h, _ in hosts_in(arg):
                     dst = dg.resolve(h)
@@ -408,6 +415,26 @@ def build(graph: ObjectGraph, facts: Iterable[Fact] = ()) -> DependencyGraph:
     for f in facts:
         _from_fact(dg, f)
     return dg
+
+
+def _from_config_maps(graph: ObjectGraph, namespace: str | None, c: Any) -> list[tuple[str, str]]:
+    """The address settings a container reads from ConfigMaps that were read: every one of
+    an ``envFrom`` source, the key a ``valueFrom`` names."""
+    out: list[tuple[str, str]] = []
+    for ef in c.env_from:
+        if (ef.source or "").lower() != "configmap" or not ef.name:
+            continue
+        cm = graph.get("ConfigMap", namespace, ef.name)
+        for k, v in (getattr(cm, "addresses", None) or {}).items():
+            out.append((f"{ef.prefix or ''}{k}", v))
+    for env in c.env:
+        if (env.source or "") != "configmap" or not env.ref_name or not env.ref_key:
+            continue
+        cm = graph.get("ConfigMap", namespace, env.ref_name)
+        v = (getattr(cm, "addresses", None) or {}).get(env.ref_key)
+        if v:
+            out.append((env.name or env.ref_key, v))
+    return out
 
 
 def _svc_like(host: str) -> bool:

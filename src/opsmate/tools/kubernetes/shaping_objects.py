@@ -10,6 +10,7 @@ copied (a ``last-applied-configuration`` annotation repeats a Secret's data).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from datetime import tzinfo
 from typing import Any
@@ -286,9 +287,46 @@ def _storage_class(obj: Any, tz: tzinfo | None) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- config
 
 
+# a setting that names where a dependency is (``PULSAR_SERVICE_URL``, ``db.host``) and a
+# value that is an address: a URL, ``host:port``, or a bare DNS name
+_ADDR_SETTING = re.compile(
+    r"(?:HOST|HOSTNAME|ADDR|ADDRESS|URL|URI|ENDPOINT|SERVER|SERVERS|DSN|BROKER|BROKERS"
+    r"|UPSTREAM|BACKEND)S?$",
+    re.I,
+)
+_ADDR_VALUE = re.compile(
+    r"^(?:[a-z][a-z0-9+.-]*://\S+|[a-z0-9][a-z0-9.-]*(?::\d{2,5})?(?:,[a-z0-9][a-z0-9.-]*"
+    r"(?::\d{2,5})?)*)$",
+    re.I,
+)
+_USERINFO = re.compile(r"://[^@/\s]+@")
+MAX_ADDRESSES = 20
+
+
+def config_addresses(data: Any) -> dict[str, str]:
+    """The values of a ConfigMap's address settings (a URL, ``host:port``, a name), with any
+    user and password in a URL masked: where the workloads that read it connect to."""
+    out: dict[str, str] = {}
+    if not isinstance(data, Mapping):
+        return out
+    for k, v in data.items():
+        if not isinstance(k, str) or not isinstance(v, str) or len(v) > 300:
+            continue
+        leaf = re.split(r"[._-]", k)[-1] if not _ADDR_SETTING.search(k) else k
+        value = v.strip()
+        if _ADDR_SETTING.search(leaf) and _ADDR_VALUE.match(value):
+            out[k] = _USERINFO.sub("://***@", value)
+            if len(out) >= MAX_ADDRESSES:
+                break
+    return out
+
+
 def _config_map(obj: Any, tz: tzinfo | None) -> dict[str, Any]:
     keys = [*_keys(get(obj, "data")), *_keys(get(obj, "binaryData"))]
     out: dict[str, Any] = {"keys": sorted(set(keys))}
+    addresses = config_addresses(get(obj, "data"))
+    if addresses:
+        out["addresses"] = addresses
     out.update(config_change(obj, tz))
     return out
 

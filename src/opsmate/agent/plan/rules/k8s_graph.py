@@ -40,6 +40,7 @@ from opsmate.agent.plan.tiers import Tier
 from opsmate.records.k8s import Pod
 from opsmate.records.k8s_gateway import Gateway, HTTPRoute
 from opsmate.records.k8s_objects import (
+    ConfigMap,
     HorizontalPodAutoscaler,
     Ingress,
     PersistentVolumeClaim,
@@ -262,6 +263,37 @@ def service_neighbours(result: ToolResult, ctx: RuleContext) -> Iterable[Check]:
                 get_check(ctx, "Endpoints", svc.name, ns, f"Service {svc.name}: its endpoints")
             )
     return keep_checks(out)
+
+
+@result_rule("configured_dependency", Tier.FOLLOW, "list_objects", "get_object")
+def configured_dependency(result: ToolResult, ctx: RuleContext) -> Iterable[Check]:
+    """A ConfigMap setting that says where a failing caller connects (``..._URL:
+    pulsar://broker.messaging.svc:6650``) when the caller's error names the product but no
+    host: the pods of the Service's namespace, when not listed yet — the walk goes on into
+    the dependency the configuration names."""
+    failing = [
+        f for f in ctx.facts if f.kind == K.DEPENDENCY_FAILURE and f.focus and not _service_hosts(f)
+    ]
+    if not failing or "list_pods" not in ctx.tools:
+        return []
+    text = " ".join(f"{f.quote or ''} {f.message or ''}" for f in failing).lower()
+    out: list[Check | None] = []
+    for cm in records_of(result, ConfigMap):
+        for key, value in sorted((cm.addresses or {}).items()):
+            found = service_host(value.split(",", 1)[0])
+            if found is None or found[1] is None or ctx.graph.listed("Pod", found[1]):
+                continue
+            words = [w for w in re.split(r"[^a-z0-9]+", f"{found[0]} {found[1]}") if len(w) >= 4]
+            if not any(w in text for w in words):
+                continue  # an address the failing calls do not name
+            out.append(
+                Check(
+                    "list_pods",
+                    {"namespace": found[1]},
+                    f"ConfigMap {cm.name} sets {key}={value[:60]}: the pods behind it",
+                )
+            )
+    return keep_checks(out[:2])
 
 
 @result_rule("ingress_references", Tier.FOLLOW, "list_objects", "get_object")
