@@ -386,3 +386,20 @@ def test_a_cronjob_held_back_by_an_active_job_is_a_finding_though_its_event_is_n
     [f] = facts
     assert f.kind == FactKind.MISCONFIGURATION and card_for(f).id == "cronjob-blocked-by-active-job"
     assert "4 JobAlreadyActive events on CronJob etl" in f.statement
+
+
+def test_the_schedulers_note_that_preemption_would_not_help_is_left_out() -> None:
+    msg = ("0/4 nodes are available: 4 node(s) had volume node affinity conflict. preemption: "
+           "0/4 nodes are available: 4 Preemption is not helpful for scheduling.")  # fmt: skip
+    (f,), _ = run([event("FailedScheduling", msg, obj="db-0", count=14)])
+    assert "4 node(s) had volume node affinity conflict." in f.statement
+    assert "preemption" not in f.statement.lower()
+
+
+def test_an_event_account_is_said_with_the_failure_mode_its_card_names() -> None:
+    from opsmate.agent.judge.statements import _cause_text
+
+    msg = "0/4 nodes are available: 4 node(s) had volume node affinity conflict."
+    (f,), _ = run([event("FailedScheduling", msg, obj="db-0", count=14)])
+    said = _cause_text(f)
+    assert said.startswith("a bound volume pinned to a zone") and said.endswith(f.statement)

@@ -9,6 +9,7 @@ quoting its own message, and fifty identical back-offs are one fact with a count
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from opsmate.agent.observe.context import ObserveContext
@@ -102,6 +103,15 @@ def eviction_cause(f: Fact) -> Fact:
     )
 
 
+# the scheduler's note after why no node fits: that evicting lower-priority pods would not
+# help either (it adds nothing to why the pod has no node)
+_NO_PREEMPTION = re.compile(
+    r"\s*preemption: 0/\d+ nodes are available:.*?(?:Preemption is not helpful for scheduling"
+    r"|No preemption victims found for incoming pod)\.?",
+    re.S,
+)
+
+
 def _fact(
     reason: str, obj_kind: str, group_name: str, sig: str, g: dict[str, Any], ctx: ObserveContext
 ) -> Fact:
@@ -123,9 +133,10 @@ def _fact(
     objs: list[str] = g["objects"]
     shown = ", ".join(objs[:3]) + (" ..." if len(objs) > 3 else "")
     count = g["count"]
+    said = _NO_PREEMPTION.sub("", msg).strip() or msg  # the scheduler's note says nothing
     statement = (
         f"{count} {reason} event{'s' if count != 1 else ''} on {obj_kind} {shown}"
-        f"{span(g['first'], g['last'])}: {clip_wrapped(msg, 300)}"
+        f"{span(g['first'], g['last'])}: {clip_wrapped(said, 300)}"
     )
     condition = reading.detail.get("condition") if reading else None
     if condition and condition not in msg:
