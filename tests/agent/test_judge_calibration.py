@@ -604,3 +604,18 @@ def test_an_unclassified_warning_gives_way_to_the_system_account_of_the_same_sym
         explains=fact(K.CRASH_LOOP, "pod x crash-looping", "E4"),
     )
     assert _conclusive_over_bare(warn, [warn, other]) is warn  # another symptom: not a rival
+
+
+def test_a_placeholder_pod_below_zero_priority_yields_by_design() -> None:
+    from opsmate.agent.judge import transients
+
+    graph = ObjectGraph()
+    graph.add("Pod", Pod(name="placeholder-1", namespace="shop", priority=-10), "E9")
+    graph.add("Pod", Pod(name="api-0", namespace="shop", priority=0), "E9")
+    evicted = fact(K.SCHEDULING, "1 Preempted event on Pod placeholder-1", "E3",
+                   reason="Preempted", subject=ObjRef(kind="Pod", name="placeholder-1",
+                                                      namespace="shop"))  # fmt: skip
+    assert transients.yields_by_design(evicted, graph)
+    real = fact(K.SCHEDULING, "1 Preempted event on Pod api-0", "E4", reason="Preempted",
+                subject=ObjRef(kind="Pod", name="api-0", namespace="shop"))  # fmt: skip
+    assert not transients.yields_by_design(real, graph)

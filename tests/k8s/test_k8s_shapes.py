@@ -302,3 +302,12 @@ def test_readme_cluster_role_grants_exactly_the_kinds_read(repo_root: Path) -> N
     want[("", "pods/log")] = {"get"}
     assert role["kind"] == "ClusterRole" and role["metadata"]["name"] == "opsmate-reader"
     assert granted == want
+
+
+def test_a_pods_priority_is_read_with_its_class() -> None:
+    p = full_pod()
+    p["spec"]["priorityClassName"] = "overprovisioning"
+    p["spec"]["priority"] = -10
+    rec = Pod.model_validate(pod_summary(p))
+    assert (rec.priority_class, rec.priority) == ("overprovisioning", -10)
+    assert Pod.model_validate(pod_summary(full_pod())).priority is None

@@ -271,3 +271,15 @@ def test_a_template_names_the_first_few_streams_that_wrote_it() -> None:
     assert groups["no space left on device"]["streams"] == ["db-0", "db-1", "web-20",
                                                                    "web-21"]  # fmt: skip
     assert "streams" not in groups["checkpoint complete"]
+
+
+def test_a_quoted_response_body_says_what_failed_before_the_exception_that_wraps_it() -> None:
+    body = ('{"kind":"Status","status":"Failure","message":"persistentvolumeclaims is forbidden: '
+            'User \\"system:serviceaccount:lab:hub\\" cannot create resource '
+            '\\"persistentvolumeclaims\\"","reason":"Forbidden","code":403}')  # fmt: skip
+    text = ("Unhandled error starting the server: (403)\nReason: Forbidden\nHTTP response "
+            f"headers: <{'x' * 300}>\nHTTP response body: {body}\n\nTraceback (most recent call "
+            'last):\n  File "/app/spawner.py", line 9, in start\n    raise e\n'
+            "kubernetes_asyncio.client.exceptions.ApiException: (403)")  # fmt: skip
+    said = example_text(parse_line(text))
+    assert said.endswith('cannot create resource "persistentvolumeclaims"')

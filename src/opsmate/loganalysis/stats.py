@@ -109,6 +109,13 @@ def example_text(pl: ParsedLine) -> str:
         # a stack that starts with its header says what failed on its last line
         return f"{tell[: EXAMPLE_CHARS - 20]} (end of a traceback)"
     if len(text) > EXAMPLE_CHARS:
+        body = _BODY_MESSAGE.search(text, 60)
+        if body and body.group(1) not in text[: EXAMPLE_CHARS - 2]:
+            # a response body quoted on the line ("Response: {... "message":"pods is
+            # forbidden: ...", "code":403}"): the server's own message says what failed
+            # (before the client's exception that wraps it: "ApiException: (403)")
+            said = body.group(1).replace('\\"', '"')[:170]
+            return f"{text[: EXAMPLE_CHARS - len(said) - 4].rstrip()} … {said}"
         deep = deepest_cause(text)
         if deep and deep not in text[:EXAMPLE_CHARS]:
             # a wrapped exception says what went wrong last: keep its innermost cause, and
@@ -120,12 +127,6 @@ def example_text(pl: ParsedLine) -> str:
             if addr and addr not in head and addr not in deep:
                 return f"{head} … {addr} … {deep}"
             return f"{head} … {deep}"
-        body = _BODY_MESSAGE.search(text, 60)
-        if body and body.group(1) not in text[: EXAMPLE_CHARS - 2]:
-            # a response body quoted on the line ("Response: {... "message":"pods is
-            # forbidden: ...", "code":403}"): the server's own message says what failed
-            said = body.group(1).replace('\\"', '"')[:170]
-            return f"{text[: EXAMPLE_CHARS - len(said) - 4].rstrip()} … {said}"
         exc = _LAST_EXCEPTION.findall(text)
         if exc and exc[-1] not in text[: EXAMPLE_CHARS - 2]:
             # "... trying next location: java.io.IOException: No space left on device": the

@@ -182,6 +182,7 @@ class Pod(Record):
     volumes: Annotated[list[Volume], items(Volume)] = Field(default_factory=list)
     qos_class: Text = None
     priority_class: Text = None
+    priority: OptInt = None  # spec.priority: below zero, a placeholder meant to yield
     image_pull_secrets: StrList = Field(default_factory=list)
     restart_policy: Text = None
     # the kubernetes.io/limit-ranger annotation: which requests / limits the namespace's

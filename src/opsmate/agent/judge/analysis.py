@@ -161,6 +161,7 @@ def analyse(
             transients.passed_after_start(c.lead, facts)
             or transients.recovered(c.lead, graph)
             or transients.scheduled_later(c.lead, graph)
+            or transients.yields_by_design(c.lead, graph)
         ):
             c.supported, c.conclusive = False, False  # the pod started, then passed
             c.score *= 0.3

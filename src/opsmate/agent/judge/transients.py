@@ -111,3 +111,16 @@ def scheduled_later(fact: Fact, graph: ObjectGraph | None) -> bool:
         and (e.first_timestamp or e.last_timestamp or last) >= last
     }
     return placed >= names
+
+
+def yields_by_design(fact: Fact, graph: ObjectGraph | None) -> bool:
+    """``fact`` is the scheduler refusing or evicting only pods whose priority is below zero:
+    placeholders (cluster over-provisioning, pre-warmed capacity) exist to give way to real
+    pods — their being preempted or pending is the design working, not a failure."""
+    if graph is None or fact.kind != K.SCHEDULING:
+        return False
+    refs = [o for o in [fact.subject, *fact.objects] if o is not None and o.kind == "Pod"]
+    if not refs:
+        return False
+    priorities = [getattr(graph.get("Pod", o.namespace, o.name), "priority", None) for o in refs]
+    return all(isinstance(p, int) and p < 0 for p in priorities)

@@ -336,6 +336,7 @@ def build_pod(pod: Any, *, tz: tzinfo | None = None) -> Pod:
         "volumes": _volumes(get(spec, "volumes")),
         "qos_class": text(get(status, "qosClass")),
         "priority_class": text(get(spec, "priorityClassName")),
+        "priority": integer(get(spec, "priority")),
         "image_pull_secrets": [
             str(get(s, "name")) for s in as_list(get(spec, "imagePullSecrets")) if get(s, "name")
         ],
