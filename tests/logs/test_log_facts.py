@@ -214,3 +214,23 @@ def test_a_plain_live_tail_without_records_is_read_too() -> None:
     )  # fmt: skip
     facts = pod_log_facts(res, ctx())
     assert facts[0].kind == K.LAST_WORDS and "panic: nil map" in facts[0].statement
+
+
+def test_a_warning_the_restarted_container_wrote_since_it_started_stays_a_warning() -> None:
+    c = ctx()
+    running = Pod.model_validate(
+        {"name": POD, "namespace": "money", "owner": "ReplicaSet/ledger-6d8f7c9b5",
+         "containers": [{"name": "app", "restarts": 3, "state": "running",
+                         "started_at": "2026-04-07T02:10:00Z",
+                         "last_termination": {"reason": "Error", "exit_code": 1}}]})  # fmt: skip
+    c.graph.add("Pod", running, "E1")
+    lines = [
+        "2026-04-07T02:06:01Z ERROR connect ECONNREFUSED 10.43.89.14:5432",
+        "2026-04-07T03:07:15Z WARN ThrottlerException: Too Many Requests",
+    ]
+    facts = pod_log_facts(pod_result(lines), c)
+    said = {f.quote: f.severity for f in facts if f.kind != K.LAST_WORDS}
+    throttled = next(sev for q, sev in said.items() if "Too Many Requests" in (q or ""))
+    assert throttled == "warning"  # the running instance's line, at its own level
+    refused = next(sev for q, sev in said.items() if "ECONNREFUSED" in (q or ""))
+    assert refused == "error"  # the exited instance's failure

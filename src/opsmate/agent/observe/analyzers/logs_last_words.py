@@ -112,6 +112,16 @@ def _exit_state(pod: Pod | None, container: str | None) -> dict[str, Any]:
     return {}
 
 
+def _running_since(pod: Pod | None, container: str | None) -> datetime | None:
+    """When the container now running (after a restart) started, else None."""
+    if pod is None:
+        return None
+    for c in pod.containers:
+        if (container is None or c.name == container) and c.state == "running" and c.restarts:
+            return c.started_at
+    return None
+
+
 def _ends_badly(lines: list[PodLogLine]) -> bool:
     tail = [ln for ln in lines if ln.kind not in ("frame", "traceback")][-3:]
     for ln in tail:
@@ -234,7 +244,8 @@ def pod_log_facts(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
             facts.append(f)
     facts += _signal_facts(ctx, key_lines if exited else _error_lines(lines), hosts, who=who,
                            subject=subject, owner=owner_ref, container=container,
-                           service=service, exited=exited)  # fmt: skip
+                           service=service, exited=exited,
+                           since=None if previous else _running_since(pod, container))  # fmt: skip
     return facts
 
 
@@ -353,9 +364,12 @@ def _signal_facts(
     container: str | None,
     service: str,
     exited: bool,
+    since: datetime | None = None,
 ) -> list[Fact]:
     """Facts for the lines that say precisely what failed (or, for a running pod, every
-    error line as LOG_ERROR)."""
+    error line as LOG_ERROR). ``since``: when the container now running started — a line
+    written after it is the running instance's, not the exited one's: its level says how
+    grave it is."""
     facts: list[Fact] = []
     done: set[str] = set()
     for ln, sig in key_lines:
@@ -384,7 +398,10 @@ def _signal_facts(
             key=key,
             statement=signal_statement(kind, who, sig, clip(text, 300), 1),
             quote=text,
-            severity="error" if ln.level in ("error", "fatal") or exited else "warning",
+            severity="error"
+            if ln.level in ("error", "fatal")
+            or (exited and (since is None or t is None or t < since))
+            else "warning",
             service=service,
             subject=subject,
             objects=objects,
