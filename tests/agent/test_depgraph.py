@@ -350,3 +350,21 @@ def test_an_address_a_container_reads_from_a_configmap_is_a_dependency() -> None
     deps = {e.dst: e.via for e in build(g).depends_on("orders")}
     assert deps["host/proxy.messaging.svc"].startswith("ConfigMap setting BROKER_URL=")
     assert deps["store"] == "ConfigMap setting DB=store-svc"
+
+
+def test_a_log_template_written_by_one_or_two_pods_concerns_those_pods() -> None:
+    from opsmate.agent.judge.candidates import same_thread
+
+    said = Fact(key="log:pg", kind=FactKind.SATURATION, statement="postgres reports a full disk",
+                evidence=["E3"], service="postgres", subject=ObjRef(kind="app", name="postgres"),
+                detail={"streams": ["store-0"]})  # fmt: skip
+    probe = Fact(
+        key="ev:probe",
+        kind=FactKind.PROBE_FAILURE,
+        statement="Unhealthy on store-0",
+        evidence=["E4"],
+        subject=ObjRef(kind="Pod", name="store-0", namespace="shop"),
+    )
+    assert same_thread(said, probe)
+    said.detail["streams"] = ["a-0", "b-0", "store-0"]  # everyone's line: no one pod's
+    assert not same_thread(said, probe)

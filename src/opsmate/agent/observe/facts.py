@@ -145,4 +145,7 @@ class Fact(BaseModel):
         out += [o.name.lower() for o in self.objects]
         if self.service:
             out.append(self.service.lower())
+        streams = self.detail.get("streams")
+        if isinstance(streams, list) and len(streams) <= 2:
+            out += [str(s).lower() for s in streams]  # the pods that wrote a log template
         return list(dict.fromkeys(out))
