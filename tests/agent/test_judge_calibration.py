@@ -619,3 +619,31 @@ def test_a_placeholder_pod_below_zero_priority_yields_by_design() -> None:
     real = fact(K.SCHEDULING, "1 Preempted event on Pod api-0", "E4", reason="Preempted",
                 subject=ObjRef(kind="Pod", name="api-0", namespace="shop"))  # fmt: skip
     assert not transients.yields_by_design(real, graph)
+
+
+def test_what_builds_up_until_a_disk_is_full_is_the_cause_though_it_began_long_before() -> None:
+    """An archiver failing for days keeps the write-ahead log until the volume is full: the
+    disk-full card names that failure mode as what fills it, so the archiver's warnings —
+    going on before the onset, as such causes do — are the root, the full disk the link."""
+    db = ObjRef(kind="Pod", name="store-0", namespace="shop")
+    full = fact(
+        K.SATURATION,
+        'store reports a full disk: "could not write to file '
+        '"pg_wal/xlogtemp.1": No space left on device"',
+        "E3",
+        subject=db,
+        service="store",
+        reason="resource_exhausted",
+        focus=True,
+        count=70,
+        minutes=1,
+        message='could not write to file "pg_wal/xlogtemp.1": No space left on device',
+    )
+    archiver = fact(K.LOG_WARNING, 'store logged 14 warnings "archiving write-ahead log file '
+                    '"0000000100000019" failed too many times, will try again later"', "E4",
+                    subject=db, service="store", severity="warning", count=14, minutes=-40,
+                    background=True, message='archiving write-ahead log file "0000000100000019" '
+                    "failed too many times, will try again later")  # fmt: skip
+    an = judge([_errors(), full, archiver])
+    assert an.root is not None and an.root.lead is archiver
+    assert (an.root_statement or "").count("WAL") >= 1 and full in an.root.support

@@ -47,7 +47,14 @@ def can_explain(cause: Fact | K, symptom: Fact | K) -> bool:
 def deeper(cause: Fact | K, other: Fact | K) -> bool:
     """Whether ``other`` can explain ``cause`` in turn."""
     kind = other.kind if isinstance(other, Fact) else other
-    return kind in _card(cause).deeper
+    card = _card(cause)
+    if kind in card.deeper:
+        return True
+    return (
+        isinstance(other, Fact)
+        and bool(card.deeper_cards)
+        and card_for(other).id in (card.deeper_cards)
+    )
 
 
 def conclusive(f: Fact) -> bool:

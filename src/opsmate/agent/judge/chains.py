@@ -334,6 +334,9 @@ def link_chains(
                 # an earlier cause explains a supported one; one as frequent before the
                 # onset as after it (background) explains no change
                 or (cand.supported and not o.lead.background and _began_first(o, cand))
+                # what builds up until it fails (an archiver failing for days fills a disk):
+                # the card names it, and going on before the onset is how it works
+                or (cand.supported and _accumulates(cand.lead, o.lead) and _began_first(o, cand))
             )
             and (
                 o.relation not in links.NOT_A_CAUSE
@@ -380,6 +383,13 @@ def link_chains(
             deep.chain.append(cand.lead)  # how the deeper cause reached the subject
         if cand.explains_subject and cand.explains is not None and not deep.explains_subject:
             deep.reaches = deep.reaches or cand.explains
+
+
+def _accumulates(shallow: Fact, deep: Fact) -> bool:
+    """Whether ``deep``'s failure mode is one ``shallow``'s card names as what builds up to
+    it (``deeper_cards``)."""
+    ids = card_for(shallow).deeper_cards
+    return bool(ids) and card_for(deep).id in ids
 
 
 def _mark_down_since(cands: list[Candidate]) -> None:

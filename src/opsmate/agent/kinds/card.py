@@ -107,6 +107,9 @@ class Card:
     words: str = ""  # a regex over the fact's reason, quote and message that selects it
     explains: frozenset[FactKind] = frozenset()  # symptom kinds it can explain
     deeper: frozenset[FactKind] = frozenset()  # cause kinds that can explain it in turn
+    # finer failure modes that can explain it in turn (ids of cards whose kind is too general
+    # to list in ``deeper``: the failing archiver that filled a disk)
+    deeper_cards: tuple[str, ...] = ()
     conclusive: bool = False  # the system's own account: confirmed on its own
     specificity: float = 1.0  # how precisely it explains (ties break on timing, subject)
     traits: frozenset[Trait] = frozenset()
