@@ -647,3 +647,32 @@ def test_what_builds_up_until_a_disk_is_full_is_the_cause_though_it_began_long_b
     an = judge([_errors(), full, archiver])
     assert an.root is not None and an.root.lead is archiver
     assert (an.root_statement or "").count("WAL") >= 1 and full in an.root.support
+
+
+def test_a_node_that_went_down_explains_calls_to_what_runs_on_it() -> None:
+    graph = ObjectGraph()
+    graph.add("Pod", Pod(name="gw-6d5f7c8b9-abcde", namespace="logs",
+                         owner="ReplicaSet/gw-6d5f7c8b9", labels={"app": "gw"}, node="w1",
+                         containers=[Container(name="gw", env=[EnvVar(name="UPSTREAM",
+                                                                       value="store:3100")])]),
+              "E9")  # fmt: skip
+    graph.add("Pod", Pod(name="store-0", namespace="logs", owner="StatefulSet/store",
+                         labels={"app": "store"}, node="w3", containers=[Container(name="s")]),
+              "E9")  # fmt: skip
+    refused = fact(K.DEPENDENCY_FAILURE, "gw cannot reach store:3100 (refused)", "E2",
+                   service="gw", focus=True, reason="refused", count=80, minutes=1,
+                   objects=[ObjRef(kind="host", name="store")])  # fmt: skip
+    down = fact(
+        K.NODE_PROBLEM,
+        "node w3 reports Ready=Unknown since 09:59",
+        "E3",
+        subject=ObjRef(kind="Node", name="w3"),
+        reason="NodeStatusUnknown",
+        minutes=-1,
+        conclusive=True,
+    )
+    errors = fact(K.ERROR_RATE, "gw: 57 of 151 requests failed", "E1", service="gw", focus=True)
+    state = TaskState(goal="why", subject=Subject(names=["gw"], namespace="logs"),
+                      facts=[errors, refused, down], onset=T0)  # fmt: skip
+    an = analyse(state, EvidenceStore(), [], graph)
+    assert an.root is not None and an.root.lead is down

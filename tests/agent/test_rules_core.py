@@ -622,3 +622,17 @@ def test_a_configmap_setting_that_names_where_a_failing_caller_connects_is_walke
         quote="payment gateway timed out",
     )  # names nothing the settings point at
     assert result_checks("configured_dependency", res, rctx(facts=[other])) == []
+
+
+def test_a_subject_that_logs_no_error_widens_the_log_survey_to_every_service() -> None:
+    quiet = envelope("log_stats", args={"service": "loki"}, data={
+        "total": 40, "top_messages": [{"pattern": "request served", "count": 40,
+                                       "severity": "info", "levels": {"info": 40}}]})  # fmt: skip
+    got = result_checks("quiet_subject_logs", quiet, rctx())
+    assert [(c.tool, c.args) for c in got] == [("log_stats", {})]
+    noisy = envelope("log_stats", args={"service": "loki"}, data={
+        "total": 3, "top_messages": [{"pattern": "flush failed", "count": 3, "errors": 3,
+                                      "severity": "error", "levels": {"error": 3}}]})  # fmt: skip
+    assert result_checks("quiet_subject_logs", noisy, rctx()) == []
+    everyone = envelope("log_stats", args={}, data={"total": 0, "top_messages": []})
+    assert result_checks("quiet_subject_logs", everyone, rctx()) == []  # already every service

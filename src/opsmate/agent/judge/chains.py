@@ -20,7 +20,7 @@ from opsmate.agent.judge import links
 from opsmate.agent.judge.candidates import Candidate, same_thread
 from opsmate.agent.judge.causality import deeper
 from opsmate.agent.kinds import Trait, card_for
-from opsmate.agent.observe.depgraph import DependencyGraph, fact_component
+from opsmate.agent.observe.depgraph import DependencyGraph, fact_component, workload_of
 from opsmate.agent.observe.facts import Fact, ObjRef
 from opsmate.agent.observe.facts import FactKind as K
 from opsmate.agent.observe.graph import ObjectGraph
@@ -204,6 +204,16 @@ def _runs_on(f: Fact, node: str, graph: ObjectGraph) -> bool:
     return False
 
 
+def _dependency_on_node(f: Fact, node: str, graph: ObjectGraph, dg: DependencyGraph) -> bool:
+    """Whether something ``f``'s component depends on (directly or not) runs a pod on
+    ``node``: a call that could have gone to that pod."""
+    src = fact_component(dg, f)
+    if src is None:
+        return False
+    reach = set(dg.reachable(src))
+    return any(p.node == node and workload_of(p) in reach for p in graph.pods())
+
+
 def _refers_to(f: Fact, obj: ObjRef | None, graph: ObjectGraph) -> bool:
     """Whether the pods ``f`` is about refer to ``obj`` (a claim, ConfigMap or Secret they
     mount, the ServiceAccount they run as): a cause on that object reaches them."""
@@ -274,6 +284,16 @@ def _is_deeper(
         and _runs_on(a, b.subject.name, graph)
     ):
         return True  # the node the subject's pods run on
+    if (
+        dg is not None
+        and _reaching(a)
+        and b.kind == K.NODE_PROBLEM
+        and b.subject is not None
+        and b.subject.kind == "Node"
+        and _began_first(deep, shallow)
+        and _dependency_on_node(a, b.subject.name, graph, dg)
+    ):
+        return True  # a call to what runs on a node that went down
     if (
         a.kind == K.SCHEDULING
         and b.kind == K.NODE_PROBLEM

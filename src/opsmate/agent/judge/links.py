@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 
 from opsmate.agent.intake.subject import Subject
 from opsmate.agent.kinds import Role, Trait, card_for, too_few
-from opsmate.agent.observe.depgraph import DependencyGraph, fact_component
+from opsmate.agent.observe.depgraph import DependencyGraph, fact_component, workload_of
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.graph import ObjectGraph
 
@@ -142,6 +142,8 @@ def relation(
         for p in graph.pods():
             if p.node == f.subject.name and subject.matches(p.name):
                 return LINKED
+            if p.node == f.subject.name and reach and workload_of(p) in reach:
+                return LINKED  # it runs a pod of something the subject depends on
     for o in [f.subject, *f.objects]:
         if o is not None and o.kind == "Pod":
             pod = graph.get("Pod", o.namespace, o.name)

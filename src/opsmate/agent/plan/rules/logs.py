@@ -8,6 +8,8 @@
 - ``rare_error_context`` (CORROBORATE): a rare error template found by ``log_stats``
   (seen at most a few times) → ``search_logs`` for its words around its first
   occurrence, so the records beside it (request, endpoint, trace id) are read too.
+- ``quiet_subject_logs`` (EXPLAIN): the service asked about logs no error or warning →
+  ``log_stats`` over every service, once.
 """
 
 from __future__ import annotations
@@ -18,10 +20,12 @@ from datetime import timedelta
 
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.facts import FactKind as K
-from opsmate.agent.plan.registry import Check, RuleContext, fact_rule
+from opsmate.agent.plan.registry import Check, RuleContext, fact_rule, result_rule
 from opsmate.agent.plan.tiers import Tier
 from opsmate.records.k8s import Pod
+from opsmate.records.payloads import LogStatsPayload
 from opsmate.timeparse import format_time
+from opsmate.tools.base import ToolResult
 
 TAIL_LINES = 100
 _WORD = re.compile(r"[A-Za-z][A-Za-z_\-]{3,}")
@@ -123,3 +127,20 @@ def rare_error_context(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
     if fact.service:
         args["service"] = fact.service
     return [Check("search_logs", args, f'the records around "{fact.quote[:80]}"')]
+
+
+@result_rule("quiet_subject_logs", Tier.EXPLAIN, "log_stats")
+def quiet_subject_logs(result: ToolResult, ctx: RuleContext) -> Iterable[Check]:
+    """The service asked about logs no error and no warning: what the rest of the system
+    logs (every service) — the failure the subject suffers is often written by what feeds
+    it or serves it."""
+    service = result.args.get("service")
+    stats = result.payload_as(LogStatsPayload)
+    if not service or stats is None or result.status != "success":
+        return []
+    bad = ("error", "fatal", "warn", "warning", "critical")
+    if any(stats.by_level.get(k) for k in bad) or any(
+        g.errors or g.severity in bad or any(g.levels.get(k) for k in bad) for g in stats.groups()
+    ):
+        return []
+    return [Check("log_stats", {}, f"{service} logs no error: which errors the others log")]
