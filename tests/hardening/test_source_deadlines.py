@@ -332,7 +332,8 @@ def test_a_silent_source_ends_diagnose_within_its_timeout(
     assert _first_sentence(report).startswith(f"Could not read Prometheus (test, {url})")
     assert "(did not answer)" in report["summary"] and code == 1
     to_prom = [c for c in report["tool_calls"] if url in (c.get("error") or "")]
-    assert to_prom and "within 2.0 s" in to_prom[0]["error"], to_prom
+    # the call that timed out says its limit; calls after it say the source is down
+    assert any("within 2.0 s" in c["error"] for c in to_prom), to_prom
     print(f"diagnose with a silent Prometheus (timeout 2 s): {elapsed:.2f} s")
     assert elapsed <= 2 + GRACE_S, elapsed
 

@@ -66,7 +66,8 @@ _STREAM_FIELDS = (
 )  # fmt: skip
 
 
-_STREAMS_KEPT = 4  # the writers a template names (more: it is everyone's line)
+_STREAMS_KEPT = 3  # writers counted per template; named only when one or two wrote it
+_STREAMS_NAMED = 2
 
 
 def stream_of(record: Mapping[str, Any]) -> str | None:
@@ -601,8 +602,8 @@ class StatsBuilder:
             d["service"] = g.service
         if g.origin:
             d["origin"] = g.origin
-        if g.streams:
-            d["streams"] = list(g.streams)
+        if g.streams and len(g.streams) <= _STREAMS_NAMED:
+            d["streams"] = list(g.streams)  # one or two pods wrote it: which (more: everyone)
         if g.kind != "text":
             d["kind"] = g.kind
         fields = {k: v for k, v in (("endpoint", pl.endpoint), ("status", pl.status),

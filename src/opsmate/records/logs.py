@@ -76,7 +76,7 @@ class LogGroup(Record):
     example_ref: Text = None
     service: Text = None  # the emitter (a JSON line's own service field, else the record's)
     origin: Text = None  # the records' service, when the lines name another emitter
-    streams: StrList = Field(default_factory=list)  # the first pods / hosts that wrote it
+    streams: StrList = Field(default_factory=list)  # the pods / hosts that wrote it (one or two)
     kind: Text = None  # the line shape (json, access, exception ...)
     fields: StrMap = Field(default_factory=dict)  # endpoint, status, error, logger, host
     signal: Text = None
