@@ -676,3 +676,30 @@ def test_a_node_that_went_down_explains_calls_to_what_runs_on_it() -> None:
                       facts=[errors, refused, down], onset=T0)  # fmt: skip
     an = analyse(state, EvidenceStore(), [], graph)
     assert an.root is not None and an.root.lead is down
+
+
+def test_an_orderly_shutdown_after_sigterm_says_who_stopped_it_not_why() -> None:
+    from opsmate.agent.judge.analysis import _says_why
+
+    shutdown = fact(K.LAST_WORDS, "pod api-0 wrote before it exited (exit code 143)", "E2",
+                    exit_code=143, detail={"lines": [
+                        "GC(286) Pause Young (Allocation Failure) 2336M->1107M 2235ms",
+                        "INFO [Events] Shutting down asynchronous event subsystem",
+                        "INFO [Persistence] Shutting down persistence framework"]})  # fmt: skip
+    assert not _says_why(shutdown)
+    failing = fact(
+        K.LAST_WORDS,
+        "pod api-0 wrote before it exited (exit code 143)",
+        "E3",
+        exit_code=143,
+        detail={"lines": ["ERROR cannot open the journal"]},
+    )
+    assert _says_why(failing)
+    killed = fact(
+        K.LAST_WORDS,
+        "pod api-0 wrote before it exited (exit code 137)",
+        "E4",
+        exit_code=137,
+        detail={"lines": ["INFO request served"]},
+    )
+    assert _says_why(killed)  # SIGKILL: the exit itself says it

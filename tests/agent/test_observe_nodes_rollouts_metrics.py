@@ -457,3 +457,15 @@ def test_memory_in_use_that_rose_is_a_change_until_it_is_held_against_a_limit() 
     assert _shift_kind(ratio, {"pod": "web-1"}, "rose") == FactKind.SATURATION
     throttled = "sum by (pod) (rate(container_cpu_cfs_throttled_periods_total[5m]))"
     assert _shift_kind(throttled, {"pod": "web-1"}, "rose") == FactKind.SATURATION
+
+
+def test_a_container_throttled_in_most_periods_is_cpu_pinned_at_its_limit() -> None:
+    q = (
+        'sum by (pod) (rate(container_cpu_cfs_throttled_periods_total{namespace="dt"}[5m])) '
+        '/ sum by (pod) (rate(container_cpu_cfs_periods_total{namespace="dt"}[5m]))'
+    )
+    (f,) = metric_facts(q, [({"pod": "api-0"}, [0.93, 0.95, 0.91, 0.94] * 3)])
+    assert f.kind == FactKind.SATURATION and f.reason == "cpu_throttled"
+    assert f.subject == ObjRef(kind="Pod", name="api-0") and "94%" in f.statement
+    assert f.background  # the same all through the window: a standing condition
+    assert metric_facts(q, [({"pod": "api-0"}, [0.05, 0.08, 0.04] * 4)]) == []  # under 25 %

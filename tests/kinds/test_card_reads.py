@@ -79,3 +79,14 @@ def test_a_log_line_written_as_a_diagnosis_is_data_not_a_cause() -> None:
     plain = make_fact(ctx, kind=FactKind.LOG_ERROR, key="k", statement="x", quote="order 5 failed",
                       severity="error", service="pay", subject=None)  # fmt: skip
     assert plain is not None and plain.kind == FactKind.LOG_ERROR
+
+
+def test_a_pods_probes_timing_out_read_its_cpu_throttling_before_the_survey_ends() -> None:
+    pod = ObjRef(kind="Pod", name="api-0", namespace="dt")
+    f = Fact(key="k", statement="s", kind=FactKind.PROBE_FAILURE, severity="warning", count=12,
+             reason="Unhealthy", subject=pod,
+             quote="Liveness probe failed: context deadline exceeded")  # fmt: skip
+    [check] = rule("card_reads").fact_fn(f, ctx())  # type: ignore[misc]
+    assert check.tool == "query_metrics" and "cfs_throttled_periods" in check.args["query"]
+    assert 'namespace="dt"' in check.args["query"]
+    assert check.tier == Tier.RUNBOOK  # an effect that needs a why: ahead of the survey

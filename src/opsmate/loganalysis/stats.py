@@ -216,8 +216,12 @@ def telling_line(text: str) -> str | None:
 
 
 def says_failure(text: str) -> bool:
-    """Whether a line says that something failed (an error, a refusal, a limit, a panic)."""
-    return bool(_FAILED.search(text or ""))
+    """Whether a line says that something failed (an error, a refusal, a limit, a panic).
+    A garbage collector naming why it ran ("Pause Young (Allocation Failure)") says none."""
+    return bool(_FAILED.search(_GC_CAUSE.sub("", text or "")))
+
+
+_GC_CAUSE = re.compile(r"\((?:Allocation Failure|G1 Evacuation Pause|Metadata GC Threshold)\)")
 
 
 _DECOR = re.compile(r"^[\s|*>-]+")

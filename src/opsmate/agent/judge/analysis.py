@@ -152,7 +152,7 @@ def analyse(
         elif c.lead.kind == K.LAST_WORDS and not _says_why(c.lead):
             # a container's last lines that are ordinary work (access lines, progress): what
             # it was doing when it stopped, not why
-            c.supported, c.conclusive = False, False
+            c.supported, c.conclusive, c.inert = False, False, True
             c.score *= 0.3
         elif c.lead.kind == K.PROBE_FAILURE and too_few(c.lead):
             c.supported, c.conclusive = False, False  # fewer failures than fail a pod: a blip
@@ -221,12 +221,16 @@ def analyse(
 
 
 _KILLED = (134, 137, 139, 143)  # SIGABRT, SIGKILL, SIGSEGV, SIGTERM: the exit says it
+_SIGTERM = 143
 
 
 def _says_why(f: Fact) -> bool:
     """Whether a container's last words (or the termination message) say something failed."""
     d = f.detail or {}
     lines = [str(x) for x in [*(d.get("lines") or []), *(d.get("key_lines") or [])]]
+    if f.exit_code == _SIGTERM and lines and not any(says_failure(x) for x in lines):
+        return False  # asked to stop, it shut down in order: who asked (a failed liveness
+        # probe, a drain) is the why, not the shutdown it logged
     if f.reason in ("OOMKilled", "StartError") or f.exit_code in _KILLED or not lines:
         return True  # the runtime's own account (a kill, a signal), or nothing to judge by
     return any(says_failure(x) for x in lines)

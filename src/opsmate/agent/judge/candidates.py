@@ -46,6 +46,7 @@ class Candidate:
     sole: bool = False  # the only error the subject logged
     superseded_by: str | None = None  # a later pod shows this refusal no longer applies
     latent: bool = False  # a routing fault nothing failed to reach: not a cause of anything
+    inert: bool = False  # read as saying no cause (ordinary last lines): never revived as one
     served_by: tuple[str, str] | None = None  # (workload, image) whose own error the lead quotes
     # a tail read from a pod that keeps failing: when that pod first went down (its words
     # are the same at every restart, the tail holds only the last)

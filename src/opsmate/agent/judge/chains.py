@@ -349,6 +349,7 @@ def link_chains(
             if o is not cand
             and not o.superseded_by
             and not o.latent  # a Service that routes nowhere, but nothing calls it
+            and not o.inert  # last lines that say what it did, not why it stopped
             and (
                 o.supported
                 # an earlier cause explains a supported one; one as frequent before the
@@ -357,6 +358,14 @@ def link_chains(
                 # what builds up until it fails (an archiver failing for days fills a disk):
                 # the card names it, and going on before the onset is how it works
                 or (cand.supported and _accumulates(cand.lead, o.lead) and _began_first(o, cand))
+                # an effect that needs a why (a probe timing out) and a standing limit of
+                # the same pod (its CPU throttled all along): the limit is the why
+                or (
+                    cand.supported
+                    and card_for(cand.lead).needs_deeper
+                    and o.lead.kind == K.SATURATION
+                    and same_thread(cand.lead, o.lead)
+                )
             )
             and (
                 o.relation not in links.NOT_A_CAUSE

@@ -74,6 +74,7 @@ def baseline(state: TaskState, planner: Planner, namespace: str | None) -> None:
                 "list_objects",
                 {"kind": kind, **ns},
                 f"the question is about scheduled work: {kind}s",
+                essential=False,  # a word of the question: read when steps allow
             )
 
 

@@ -29,6 +29,14 @@ _APP_CAUSES = frozenset(
 POD_TROUBLE, REQUESTS, APP_CAUSES = _POD_TROUBLE, _REQUESTS, _APP_CAUSES
 
 _DESCRIBE = "`kubectl -n {ns} describe {obj}`"
+# the share of CFS periods in which a namespace's containers were throttled at their CPU limit
+THROTTLING = read(
+    "query_metrics",
+    "how often its containers are throttled at their CPU limit",
+    query='sum by (pod) (rate(container_cpu_cfs_throttled_periods_total{namespace="{ns}"}[5m])) '
+    '/ sum by (pod) (rate(container_cpu_cfs_periods_total{namespace="{ns}"}[5m]))',
+    type="range",
+)
 
 BASE: tuple[Card, ...] = (
     # -- symptoms -------------------------------------------------------------------

@@ -5,7 +5,7 @@ StressChaos / JVMChaos; RCAEval cpu / mem / socket)."""
 from __future__ import annotations
 
 from opsmate.agent.kinds.card import Trait, read
-from opsmate.agent.kinds.catalog.base import variant
+from opsmate.agent.kinds.catalog.base import THROTTLING, variant
 from opsmate.agent.observe.facts import FactKind as K
 
 _RES = read("query_metrics", "CPU, memory and throttling per pod")
@@ -130,7 +130,7 @@ CARDS = (
         words=r"throttl|cpu (?:saturat|pinned|at (?:its )?limit)|cfs",
         example=("resource_exhausted", "container cpu throttled 85% of periods"),
         phrase="CPU pinned at its limit",
-        reads=(_RES,),
+        reads=(THROTTLING, _RES),
         topics=("cpu", "throttl", "limit", "saturat"),
         asks=r"cpu|throttl|slow|latency",
         catalog=("RCAEval:cpu", "ChaosMesh:StressChaos cpu", "AIOpsLab:cpu hog"),

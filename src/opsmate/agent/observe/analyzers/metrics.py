@@ -195,6 +195,31 @@ def metrics(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
                     )
                 )
                 continue
+        throttled = _throttled(query, s) if ratio_like else None
+        if throttled is not None:
+            pod = s.labels.get("pod")
+            facts.append(
+                Fact(
+                    key=f"metric:{query}:{lbl}:throttled",
+                    kind=FactKind.SATURATION,
+                    severity="error",
+                    statement=f"{what}: throttled at its CPU limit in {throttled:.0%} of CFS "
+                    f"periods (median over the window; CPUThrottlingHigh fires above "
+                    f"{THROTTLED_ALERT:.0%})",
+                    evidence=[ctx.eid],
+                    service=app,
+                    time=s.first.time if s.first else None,
+                    quote=f"{what} CPU throttled in {throttled:.0%} of periods",
+                    terms=list(terms)[:20],
+                    focus=focus,
+                    subject=ObjRef(kind="Pod", name=pod) if pod else subject,
+                    reason="cpu_throttled",
+                    detail={"query": query, "labels": s.labels, "median": throttled},
+                    # the same all through the window: a standing condition, no change
+                    background=series_shift(_raw(s)) is None,
+                )
+            )
+            continue
         if _MEMORY.search(query):
             memory = [float(v) for _, v in s.samples if isinstance(v, int | float)]
             leak = growth_pattern(memory)
@@ -287,6 +312,22 @@ def metrics(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
                 )
             )
     return facts
+
+
+THROTTLED_ALERT = 0.25  # kube-prometheus' CPUThrottlingHigh: a quarter of periods throttled
+_THROTTLED = re.compile(r"cfs_throttled_periods", re.I)
+
+
+def _throttled(query: str, s: Any) -> float | None:
+    """The median share of CFS periods a container was throttled in, when the series is
+    that ratio and the share is at or above the alerting threshold; else None."""
+    if not _THROTTLED.search(query) or not re.search(r"cfs_periods", query):
+        return None
+    seen = sorted(float(v) for _, v in s.samples if isinstance(v, int | float))
+    if len(seen) < 3 or seen[-1] > 1.01:
+        return None
+    median = seen[len(seen) // 2]
+    return median if median >= THROTTLED_ALERT else None
 
 
 def _leading(series: list[Any]) -> Any | None:

@@ -56,6 +56,10 @@ def card_reads(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
     # supported root cause back (the investigation settles past it), unless that root is
     # weak (see kinds.registry.weak_root)
     tier = Tier.RUNBOOK if fact.focus else Tier.CORROBORATE
+    if card.needs_deeper and (fact.focus or (fact.subject and fact.subject.kind == "Pod")):
+        # an effect a pod shows (its probes time out): what would say why decides the
+        # answer, before the survey's remaining reads
+        tier = Tier.EXPLAIN if fact.focus else Tier.RUNBOOK
     out: list[Check] = []
     for r in card.reads:
         if r.tool not in ctx.tools:
