@@ -86,7 +86,9 @@ def test_a_pods_probes_timing_out_read_its_cpu_throttling_before_the_survey_ends
     f = Fact(key="k", statement="s", kind=FactKind.PROBE_FAILURE, severity="warning", count=12,
              reason="Unhealthy", subject=pod,
              quote="Liveness probe failed: context deadline exceeded")  # fmt: skip
-    [check] = rule("card_reads").fact_fn(f, ctx())  # type: ignore[misc]
+    c = RuleContext(subject=Subject(names=["n8n"], namespace="n8n"),
+                    tools=TOOLS | {"query_metrics"})  # fmt: skip
+    [check] = rule("card_reads").fact_fn(f, c)  # type: ignore[misc]
     assert check.tool == "query_metrics" and "cfs_throttled_periods" in check.args["query"]
     assert 'namespace="dt"' in check.args["query"]
     assert check.tier == Tier.RUNBOOK  # an effect that needs a why: ahead of the survey
