@@ -286,3 +286,17 @@ def test_a_quoted_response_body_says_what_failed_before_the_exception_that_wraps
             "kubernetes_asyncio.client.exceptions.ApiException: (403)")  # fmt: skip
     said = example_text(parse_line(text))
     assert said.endswith('cannot create resource "persistentvolumeclaims"')
+
+
+def test_a_pod_tail_keeps_a_stack_records_exception_lines_and_cuts_its_frames() -> None:
+    from opsmate.loganalysis.podlines import compact_stack, line_record
+
+    frames = "".join(f"\n\tat org.apache.kafka.C{i}.m(C.java:{i})" for i in range(12))
+    msg = ("ERROR Error while writing to checkpoint file /data/recovery-point\n"
+           f"java.io.IOException: No space left on device{frames}\n"
+           "Caused by: java.io.IOException: disk\n\tat x.Y.z(Y.java:1)")  # fmt: skip
+    short = compact_stack(msg)
+    assert "No space left on device" in short and "Caused by: java.io.IOException" in short
+    assert "… 9 frames" in short and short.count("\tat org.apache.kafka") == 3
+    assert line_record(parse_line(msg))["message"] == short
+    assert compact_stack("one\ntwo") == "one\ntwo"

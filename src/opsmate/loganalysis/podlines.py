@@ -11,6 +11,7 @@ tail keeps its newest lines).
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime
 from typing import Any
 
@@ -32,6 +33,42 @@ def _line_time(pl: ParsedLine) -> datetime | None:
         return None
 
 
+_FRAME = re.compile(r"^\s+(?:at [\w$.<>/]+[(\[]|\.\.\. \d+ (?:more|common frames)|File \")")
+KEEP_FRAMES = 2
+
+
+def compact_stack(text: str) -> str:
+    """A multi-line record with its stack frames cut to the first two and the last of each
+    run (``… 9 frames``): the exception lines and ``Caused by`` stay, so a pod's tail keeps
+    the line that says what failed within its size."""
+    if text.count("\n") < 2 * KEEP_FRAMES + 2:
+        return text
+    lines = text.split("\n")
+    out: list[str] = []
+    run: list[str] = []
+
+    def flush() -> None:
+        if len(run) > KEEP_FRAMES + 2:
+            out.extend(run[:KEEP_FRAMES])
+            out.append(f"\t… {len(run) - KEEP_FRAMES - 1} frames")
+            out.append(run[-1])
+        else:
+            out.extend(run)
+        run.clear()
+
+    for ln in lines:
+        if _FRAME.match(ln):
+            run.append(ln)
+            continue
+        if run and ln.startswith("    ") and run[-1].lstrip().startswith("File "):
+            run.append(ln)  # a Python frame's source line
+            continue
+        flush()
+        out.append(ln)
+    flush()
+    return "\n".join(out)
+
+
 def line_record(
     pl: ParsedLine,
     *,
@@ -44,7 +81,7 @@ def line_record(
     """The PodLogLine JSON of one parsed line (``message``: the line as stored, when the
     parse was of a record's message; ``time``: the record's time, else one read from the
     line)."""
-    written = (message if message is not None else pl.raw).rstrip("\r\n")
+    written = compact_stack((message if message is not None else pl.raw).rstrip("\r\n"))
     when = time or _line_time(pl)
     out: dict[str, Any] = {}
     if when is not None:
@@ -58,8 +95,9 @@ def line_record(
         out["container"] = container
     if previous:
         out["previous"] = True
-    if pl.message and pl.message != written.strip():
-        out["text"] = pl.message
+    text = compact_stack(pl.message) if pl.message else pl.message
+    if text and text != written.strip():
+        out["text"] = text
     if pl.kind != "text":
         out["kind"] = pl.kind
     if pl.error and pl.kind in ("json", "logfmt"):

@@ -168,7 +168,8 @@ CARDS = (
         evidence="ENOSPC in the application's log, kubelet_volume_stats_* series",
         catalog=("RCAEval:disk", "ITBench:storage", "HolmesGPT"),
         # what kept filling it: a database that keeps its write-ahead log for an archiver
-        # that fails
+        # that fails; never a failing call elsewhere (a full disk is the process's own)
+        deeper=frozenset({K.NODE_PROBLEM, K.CONFIG_ERROR}),
         deeper_cards=("wal-archive-failing", "wal-archive-failing-warning"),
     ),
     *(
