@@ -7,7 +7,7 @@ dependencies, error templates, last words) by the words the programs print."""
 
 from __future__ import annotations
 
-from opsmate.agent.kinds.card import read
+from opsmate.agent.kinds.card import Role, read
 from opsmate.agent.kinds.catalog.base import variant
 from opsmate.agent.observe.facts import FactKind as K
 
@@ -18,6 +18,12 @@ _CERT = (
     r"|doesn'?t contain any ip sans|not valid for (?:any )?names?|hostname mismatch"
     r"|x509: certificate is valid for"
 )
+
+_SKEW = (
+    r"RequestTimeTooSkewed|request time and the server's time is too large|Signature expired"
+    r"|RequestExpired|Clock skew too great|clock skew (?:detected|too large)|time too skewed"
+)
+
 
 CARDS = (
     # -- certificates and time ---------------------------------------------------------
@@ -42,6 +48,37 @@ CARDS = (
         topics=("clock", "time", "ntp", "skew", "certificate", "token"),
         asks=r"clock|time|skew|ntp|token|certificate",
         catalog=("ChaosMesh:TimeChaos", "classic: clock skew"),
+    ),
+    *(
+        variant(
+            kind,
+            card_id,
+            "Requests signed with a clock the server does not accept (clock skew)",
+            words=_SKEW,
+            example=(
+                "",
+                "An error occurred (RequestTimeTooSkewed) when calling the GetObject "
+                "operation: The difference between the request time and the server's time "
+                "is too large.",
+            ),
+            role=Role.CAUSE,
+            conclusive=True,
+            specificity=3.0,
+            phrase="a clock skew: the server refuses requests signed with the client's time",
+            check="compare the clocks of the client's node and the server (node_timex_offset / "
+            "`date` in both pods; node_timex_sync_status)",
+            mitigation="restore time synchronisation (NTP / chrony) on the node whose clock "
+            "drifted; move the pods off it meanwhile (a person decides)",
+            topics=("clock", "time", "ntp", "skew", "signature", "s3"),
+            asks=r"clock|time|skew|ntp|signature|s3|upload|image",
+            evidence="the server's refusal quoted by the client (RequestTimeTooSkewed, "
+            "Signature expired, Clock skew too great), node time metrics",
+            catalog=("ChaosMesh:TimeChaos", "classic: node clock drift (S3 / Kerberos)"),
+        )
+        for kind, card_id in (
+            (K.LOG_ERROR, "clock-skew-signature"),
+            (K.DEPENDENCY_FAILURE, "clock-skew-signature-call"),
+        )
     ),
     variant(
         K.CONFIG_ERROR,
