@@ -703,3 +703,27 @@ def test_an_orderly_shutdown_after_sigterm_says_who_stopped_it_not_why() -> None
         detail={"lines": ["INFO request served"]},
     )
     assert _says_why(killed)  # SIGKILL: the exit itself says it
+
+
+def test_a_stuck_state_about_the_subject_leads_a_lone_unclassified_error() -> None:
+    from opsmate.agent.judge.analysis import _conclusive_over_bare
+    from opsmate.agent.judge.candidates import Candidate
+
+    bare = Candidate(lead=fact(K.LOG_ERROR, 'db logged 1 error "terminating connection due to '
+                               'administrator command"', "E2"),
+                     relation="subject", score=6.7, supported=True)  # fmt: skip
+    stuck = Candidate(lead=fact(K.MISCONFIGURATION, "CronJob `refresh` is suspended", "E3",
+                                reason="Suspended"),
+                      relation="subject", score=6.0, supported=True, conclusive=True)  # fmt: skip
+    assert _conclusive_over_bare(bare, [bare, stuck]) is stuck
+    elsewhere = Candidate(lead=stuck.lead, relation="scope", score=6.0, supported=True,
+                          conclusive=True)  # fmt: skip
+    assert _conclusive_over_bare(bare, [bare, elsewhere]) is bare  # not about the subject
+
+
+def test_a_question_about_periodic_work_lists_the_cronjobs() -> None:
+    from opsmate.agent.plan.survey import _JOB_WORDS
+
+    assert _JOB_WORDS.search("normally they refresh every 15 minutes")
+    assert _JOB_WORDS.search("the periodic sync stopped")
+    assert not _JOB_WORDS.search("every request fails")

@@ -38,6 +38,15 @@ def investigate(until: Any, then: tuple[str, ...] = ()) -> Callable[[Pilot[Any]]
         await until(pilot, lambda: app.report is not None and not app.main.header.busy)
         await until(pilot, lambda: app.main.transcript.report_shown)
         await pilot.pause()
+        # a busy machine lays the report out over a few frames: the picture is taken once the
+        # transcript's height holds still (the scrollbar's size follows it)
+        last = -1
+        for _ in range(40):
+            height = app.main.transcript.virtual_size.height
+            if height == last:
+                break
+            last = height
+            await pilot.pause(0.1)
         if then:
             await pilot.press(*then)
             await until(pilot, lambda: isinstance(app.screen, EvidenceScreen))

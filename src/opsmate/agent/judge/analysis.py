@@ -266,7 +266,7 @@ def _conclusive_over_bare(root: Candidate, cands: list[Candidate]) -> Candidate:
     lead = root.lead
     if root.conclusive or lead.kind not in (K.LOG_WARNING, K.LOG_ERROR):
         return root
-    if not card_for(lead).base or root.explains is None:
+    if not card_for(lead).base:
         return root
     better = [
         c
@@ -276,6 +276,8 @@ def _conclusive_over_bare(root: Candidate, cands: list[Candidate]) -> Candidate:
         and c.supported
         and c.relation not in links.NOT_A_CAUSE
         and c.explains is root.explains
+        # explaining no symptom seen, as the bare line: only a finding about the subject
+        and (root.explains is not None or c.relation == links.SUBJECT)
         and c.lead.kind not in (K.LOG_WARNING, K.LOG_ERROR, K.CHANGE)
     ]
     return max(better, key=lambda c: c.score) if better else root

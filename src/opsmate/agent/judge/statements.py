@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from opsmate.agent.judge.candidates import same_thread
-from opsmate.agent.kinds import Role, base, card_for
+from opsmate.agent.kinds import Role, Trait, base, card_for
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.facts import FactKind as K
 from opsmate.agent.observe.text import clip, reason_words
@@ -221,7 +221,8 @@ def root_statement(
         cause = _cause_text(lead, c.served_by)
     ids = cite(lead)
     room = MAX_WORDS - words(trigger) - words(opening) - words(ids)
-    then = _then_clause(c, symptom, lead)
+    # a stuck state (a CronJob suspended) makes nothing happen: no error followed from it
+    then = None if card_for(lead).has(Trait.STUCK) else _then_clause(c, symptom, lead)
     # the verbatim error that followed, room allowing (its quote decides; the name of its
     # failure mode, a few words, comes with it)
     if then is not None and _fits(then[2], room, cause):

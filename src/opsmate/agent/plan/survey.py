@@ -18,7 +18,8 @@ from opsmate.agent.state import PendingCheck, TaskState
 _NODE_WORDS = re.compile(r"\b(?:node|nodes|disk|evict\w*|kubelet|pressure)\b|节点|磁盘|驱逐", re.I)
 _JOB_WORDS = re.compile(
     r"\b(?:jobs?|cron\w*|nightly|hourly|daily|scheduled|batch|backups?|did(?:n't| not) run"
-    r"|never ran|didn't start)\b|定时|任务",
+    r"|never ran|didn't start|every \d+ (?:min\w*|hours?)|every (?:minute|hour|night|day)"
+    r"|periodic\w*)\b|定时|任务",
     re.I,
 )
 
@@ -74,7 +75,7 @@ def baseline(state: TaskState, planner: Planner, namespace: str | None) -> None:
                 "list_objects",
                 {"kind": kind, **ns},
                 f"the question is about scheduled work: {kind}s",
-                essential=False,  # a word of the question: read when steps allow
+                essential=kind == "CronJob",  # its Jobs: when steps allow
             )
 
 
