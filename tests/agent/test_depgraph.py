@@ -368,3 +368,25 @@ def test_a_log_template_written_by_one_or_two_pods_concerns_those_pods() -> None
     assert same_thread(said, probe)
     said.detail["streams"] = ["a-0", "b-0", "store-0"]  # everyone's line: no one pod's
     assert not same_thread(said, probe)
+
+
+def test_an_address_in_a_config_file_a_configmap_volume_mounts_is_a_dependency() -> None:
+    from opsmate.records.k8s import Mount
+    from opsmate.records.k8s_objects import ConfigMap
+    from opsmate.tools.kubernetes.shaping_objects import config_addresses
+
+    conf = "Name: order-rpc\nListenOn: 0.0.0.0:2001\nTravelRpc:\n  Target: k8s://shop/travel-svc:2003\n"
+    addresses = config_addresses({"order.yaml": conf})
+    assert addresses == {"order.yaml:Target": "k8s://shop/travel-svc:2003"}
+    assert hosts_in("k8s://shop/travel-svc:2003") == [("travel-svc.shop", "2003")]
+    p = pod("order-rpc", "10.0.0.1", volumes=[Volume(name="conf", type="configMap",
+                                                     ref_name="order-conf")])  # fmt: skip
+    p.containers[0].mounts = [Mount(name="conf", mount_path="/app/etc")]
+    g = objects(
+        ("Pod", p),
+        ("Pod", pod("travel", "10.0.0.2")),
+        ("Service", service("travel-svc", "travel", "10.96.0.9")),
+        ("ConfigMap", ConfigMap(name="order-conf", namespace="shop", addresses=addresses)),
+    )
+    deps = {e.dst: e.via for e in build(g).depends_on("order-rpc")}
+    assert deps["travel"].startswith("ConfigMap setting order.yaml:Target=")

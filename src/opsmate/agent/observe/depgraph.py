@@ -33,6 +33,7 @@ from opsmate.loganalysis.signals import SOURCE_FILE
 from opsmate.records.k8s import Pod
 
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://(?:[^@/\s\"']+@)?([a-z0-9][a-z0-9.-]*)(?::(\d+))?", re.I)
+_K8S_TARGET = re.compile(r"\bk8s://([a-z0-9][a-z0-9-]*)/([a-z0-9][a-z0-9-]*)(?::(\d+))?", re.I)
 _HOSTPORT = re.compile(r"(?<![\w./@-])([a-z][a-z0-9-]*(?:\.[a-z0-9-]+)*):(\d{2,5})\b", re.I)
 _IPPORT = re.compile(r"(?<![\d.])(\d{1,3}(?:\.\d{1,3}){3})(?::(\d{2,5}))?(?![\d.])")
 _ADDR_KEY = re.compile(
@@ -260,6 +261,9 @@ def expand_env(value: str, env: dict[str, str]) -> str:
 def hosts_in(text: str) -> list[tuple[str, str | None]]:
     """``(host, port)`` pairs a value names: URLs, ``host:port`` and IPs."""
     out: list[tuple[str, str | None]] = []
+    for m in _K8S_TARGET.finditer(text):  # go-zero's k8s://<namespace>/<service>:<port>
+        out.append((f"{m.group(2).lower()}.{m.group(1).lower()}", m.group(3)))
+    text = _K8S_TARGET.sub(" ", text)
     for m in _URL.finditer(text):
         out.append((m.group(1).lower(), m.group(2)))
     for m in _HOSTPORT.finditer(text):
@@ -391,7 +395,8 @@ def build(graph: ObjectGraph, facts: Iterable[Fact] = ()) -> DependencyGraph:
                     if dst:
                         dg.add(comp, dst, f"env {env.name}={val[:80]}", [eid])
             # settings read from a ConfigMap (envFrom, valueFrom) that name an address
-            for setting, val in _from_config_maps(graph, p.namespace, c):
+            mounted = [v for v in p.volumes if v.name in {m.name for m in c.mounts}]
+            for setting, val in _from_config_maps(graph, p.namespace, c, mounted):
                 for h in [h for h, _ in hosts_in(val)] or [val.strip().lower()]:
                     dst = dg.resolve(h) or (f"host/{h}" if "." in h else None)
                     if dst:
@@ -417,10 +422,18 @@ def build(graph: ObjectGraph, facts: Iterable[Fact] = ()) -> DependencyGraph:
     return dg
 
 
-def _from_config_maps(graph: ObjectGraph, namespace: str | None, c: Any) -> list[tuple[str, str]]:
+def _from_config_maps(
+    graph: ObjectGraph, namespace: str | None, c: Any, volumes: Any = ()
+) -> list[tuple[str, str]]:
     """The address settings a container reads from ConfigMaps that were read: every one of
-    an ``envFrom`` source, the key a ``valueFrom`` names."""
+    an ``envFrom`` source, the key a ``valueFrom`` names, those of the config files a
+    ConfigMap volume mounts."""
     out: list[tuple[str, str]] = []
+    for v in volumes:
+        if v.type != "configMap" or not v.ref_name:
+            continue
+        cm = graph.get("ConfigMap", namespace, v.ref_name)
+        out += list((getattr(cm, "addresses", None) or {}).items())
     for ef in c.env_from:
         if (ef.source or "").lower() != "configmap" or not ef.name:
             continue

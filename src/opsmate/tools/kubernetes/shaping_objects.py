@@ -291,7 +291,7 @@ def _storage_class(obj: Any, tz: tzinfo | None) -> dict[str, Any]:
 # value that is an address: a URL, ``host:port``, or a bare DNS name
 _ADDR_SETTING = re.compile(
     r"(?:HOST|HOSTNAME|ADDR|ADDRESS|URL|URI|ENDPOINT|SERVER|SERVERS|DSN|BROKER|BROKERS"
-    r"|UPSTREAM|BACKEND)S?$",
+    r"|UPSTREAM|BACKEND|TARGET)S?$",
     re.I,
 )
 _ADDR_VALUE = re.compile(
@@ -310,14 +310,32 @@ def config_addresses(data: Any) -> dict[str, str]:
     if not isinstance(data, Mapping):
         return out
     for k, v in data.items():
-        if not isinstance(k, str) or not isinstance(v, str) or len(v) > 300:
+        if not isinstance(k, str) or not isinstance(v, str):
             continue
-        leaf = re.split(r"[._-]", k)[-1] if not _ADDR_SETTING.search(k) else k
-        value = v.strip()
-        if _ADDR_SETTING.search(leaf) and _ADDR_VALUE.match(value):
-            out[k] = _USERINFO.sub("://***@", value)
-            if len(out) >= MAX_ADDRESSES:
-                break
+        pairs = [(k, v)] if len(v) <= 300 and "\n" not in v.strip() else _file_settings(k, v)
+        for key, raw in pairs:
+            leaf = re.split(r"[._-]", key)[-1] if not _ADDR_SETTING.search(key) else key
+            value = raw.strip().strip("'\"")
+            if _ADDR_SETTING.search(leaf) and _ADDR_VALUE.match(value):
+                out[key] = _USERINFO.sub("://***@", value)
+                if len(out) >= MAX_ADDRESSES:
+                    return out
+    return out
+
+
+# ``  Target: k8s://shop/travel-rpc-svc:2003`` / ``db.host = pg`` in a config file a
+# ConfigMap carries (YAML, properties, TOML, ini)
+_FILE_SETTING = re.compile(r"^\s*-?\s*([A-Za-z][\w.-]*)\s*[:=]\s*(\S+)\s*$")
+MAX_FILE_CHARS = 20000
+
+
+def _file_settings(name: str, text: str) -> list[tuple[str, str]]:
+    """``(file:key, value)`` for the one-value settings of a config file."""
+    out: list[tuple[str, str]] = []
+    for line in text[:MAX_FILE_CHARS].splitlines():
+        m = _FILE_SETTING.match(line)
+        if m and len(m.group(2)) <= 300:
+            out.append((f"{name}:{m.group(1)}", m.group(2)))
     return out
 
 
