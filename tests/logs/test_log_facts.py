@@ -234,3 +234,20 @@ def test_a_warning_the_restarted_container_wrote_since_it_started_stays_a_warnin
     assert throttled == "warning"  # the running instance's line, at its own level
     refused = next(sev for q, sev in said.items() if "ECONNREFUSED" in (q or ""))
     assert refused == "error"  # the exited instance's failure
+
+
+def test_the_kernels_full_conntrack_table_on_a_node_is_that_nodes_saturation() -> None:
+    from opsmate.agent.kinds import card_for
+
+    c = ctx()
+    c.graph.add("Pod", Pod.model_validate({"name": "api-0", "namespace": "money", "node": "w-2",
+                                           "containers": [{"name": "api"}]}), "E1")  # fmt: skip
+    res = ToolResult(call_id="c", tool="log_stats", status="success", data={
+        "total": 200, "top_messages": [{
+            "pattern": "nf_conntrack: nf_conntrack: table full, dropping packet", "count": 200,
+            "levels": {"warning": 200}, "severity": "warn", "service": "kernel",
+            "example": "nf_conntrack: nf_conntrack: table full, dropping packet",
+            "streams": ["w-2"]}]})  # fmt: skip
+    (f,) = [x for x in log_stats_facts(res, c) if x.kind == K.SATURATION]
+    assert f.reason == "conntrack_full" and card_for(f).id == "conntrack-table-full"
+    assert f.subject is not None and (f.subject.kind, f.subject.name) == ("Node", "w-2")

@@ -271,6 +271,15 @@ _SATURATION: tuple[tuple[re.Pattern[str], str], ...] = (
         "pids_exhausted",
     ),
     (
+        # the kernel's connection-tracking table is full: the node drops new connections
+        re.compile(
+            r"nf_conntrack: table full|conntrack table (?:is )?full|"
+            r"nf_conntrack[^\n]{0,40}dropping packet",
+            _I,
+        ),
+        "conntrack_full",
+    ),
+    (
         # /dev/shm full (its "No space left on device" is not the disk's)
         re.compile(r"shared memory segment|/dev/shm|shm_open", _I),
         "shm_exhausted",

@@ -287,7 +287,7 @@ def _is_deeper(
     if (
         dg is not None
         and _reaching(a)
-        and b.kind == K.NODE_PROBLEM
+        and (b.kind == K.NODE_PROBLEM or deeper(a, b))
         and b.subject is not None
         and b.subject.kind == "Node"
         and _began_first(deep, shallow)

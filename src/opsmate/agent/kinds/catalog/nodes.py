@@ -9,6 +9,26 @@ from opsmate.agent.observe.facts import FactKind as K
 
 CARDS = (
     variant(
+        K.SATURATION,
+        "conntrack-table-full",
+        "A node's connection-tracking table is full: new connections are dropped",
+        reasons=("conntrack_full",),
+        example=("conntrack_full", "nf_conntrack: nf_conntrack: table full, dropping packet"),
+        conclusive=True,
+        specificity=3.0,
+        phrase="a full conntrack table on the node (the kernel drops new connections)",
+        check="on the node: `node_nf_conntrack_entries` against `node_nf_conntrack_entries_limit`"
+        ", the kernel log (`dmesg | grep conntrack`), and which pod there opens connections in "
+        "bulk",
+        mitigation="stop or move what floods the node with connections; raise "
+        "net.netfilter.nf_conntrack_max only as a stopgap (a person decides)",
+        topics=("conntrack", "node", "network", "kernel", "dropping packet"),
+        asks=r"conntrack|connection|timeout|drop|node",
+        evidence="the kernel's 'nf_conntrack: table full, dropping packet' in the node's log, "
+        "node-exporter's conntrack series",
+        catalog=("classic: conntrack exhaustion", "SREGym: OS limits"),
+    ),
+    variant(
         K.NODE_PROBLEM,
         "node-shared-by-failing-calls",
         "The calls that fail all go to one node (its network or kernel)",

@@ -209,7 +209,7 @@ def _group_fact(
         quote=quote,
         severity=severity,  # type: ignore[arg-type]
         service=origin or emitter,
-        subject=ObjRef(kind="app", name=emitter) if emitter else None,
+        subject=_node_of(g, ctx) or (ObjRef(kind="app", name=emitter) if emitter else None),
         objects=objects,
         count=count,
         first=g.first_seen,
@@ -220,6 +220,18 @@ def _group_fact(
         background=bool(split.get("background")),
         focus_names=(origin, emitter),
     )
+
+
+def _node_of(g: LogGroup, ctx: ObserveContext) -> ObjRef | None:
+    """The node a template is about when one host wrote it and that host is a node of the
+    cluster (the kernel's or the kubelet's lines, shipped from the node itself)."""
+    if len(g.streams) != 1:
+        return None
+    host = g.streams[0]
+    nodes = {p.node for p in ctx.graph.pods() if p.node} | {
+        str(getattr(n, "name", "")) for n in ctx.graph.all("Node")
+    }
+    return ObjRef(kind="Node", name=host) if host in nodes else None
 
 
 def _companion_hosts(g: LogGroup, companions: list[tuple[LogGroup, list[str]]]) -> list[str]:
