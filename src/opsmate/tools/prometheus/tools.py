@@ -96,8 +96,9 @@ def _error_detail(body: bytes | str) -> str:
 _CLIENT_STATUS = re.compile(r"^HTTP Status Code (\d+) \((.*)\)$", re.S)
 
 
-def _failure(exc: BaseException, url: str) -> ToolFailure:
-    """Map an exception from requests / prometheus-api-client to a ToolFailure."""
+def _failure(exc: BaseException, url: str, timeout: float | None = None) -> ToolFailure:
+    """Map an exception from requests / prometheus-api-client to a ToolFailure (``timeout``:
+    the client's time-out, said in the message when it ran out)."""
     import requests
     from prometheus_api_client import PrometheusApiClientException
 
@@ -113,7 +114,8 @@ def _failure(exc: BaseException, url: str) -> ToolFailure:
             return _status_failure(int(m.group(1)), _error_detail(body), url)
         return ToolFailure("bad_response", f"Prometheus at {url}: {exc}")
     if isinstance(exc, requests.exceptions.Timeout):
-        return ToolFailure("timeout", f"Prometheus at {url} did not answer in time", retryable=True)
+        limit = f"within {timeout:.1f} s" if timeout else "in time"
+        return ToolFailure("timeout", f"Prometheus at {url} did not answer {limit}", retryable=True)
     if isinstance(exc, requests.exceptions.SSLError):
         return ToolFailure(
             "unreachable",
@@ -246,7 +248,7 @@ class PrometheusTools:
         try:
             return fn(client)
         except Exception as exc:
-            raise _failure(exc, client.url) from exc
+            raise _failure(exc, client.url, client.source.timeout) from exc
 
     def query_metrics(self, args: s.QueryMetricsArgs, ctx: CallContext) -> ToolOutput:
         """An instant or range PromQL query, summarised per series."""
