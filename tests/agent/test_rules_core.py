@@ -636,3 +636,15 @@ def test_a_subject_that_logs_no_error_widens_the_log_survey_to_every_service() -
     assert result_checks("quiet_subject_logs", noisy, rctx()) == []
     everyone = envelope("log_stats", args={}, data={"total": 0, "top_messages": []})
     assert result_checks("quiet_subject_logs", everyone, rctx()) == []  # already every service
+
+
+def test_an_ingress_with_an_address_is_served_its_class_is_not_read() -> None:
+    def listing(addresses: list[str]) -> ToolResult:
+        return envelope("list_objects", data={"kind": "Ingress", "items": [
+            {"name": "web", "namespace": NS, "class_name": "nginx", "addresses": addresses,
+             "rules": [{"host": "web.example.org", "service": "web"}]}]})  # fmt: skip
+
+    served = result_checks("ingress_references", listing(["203.0.113.7"]), rctx())
+    assert all(c.args.get("kind") != "IngressClass" for c in served)
+    unserved = result_checks("ingress_references", listing([]), rctx())
+    assert ("list_objects", {"kind": "IngressClass"}) in [(c.tool, c.args) for c in unserved]

@@ -302,9 +302,12 @@ def ingress_references(result: ToolResult, ctx: RuleContext) -> Iterable[Check]:
     Gateway: its class and TLS Secrets; an HTTPRoute: its parent Gateways and backends."""
     out: list[Check | None] = []
     for ing in records_of(result, Ingress)[:3]:
-        out.append(
-            list_check(ctx, "IngressClass", None, f"Ingress {ing.name}: does its class exist?")
-        )
+        if not ing.addresses:
+            # a controller that serves the Ingress gives it an address: without one, is
+            # there a class (a controller) for it at all?
+            out.append(
+                list_check(ctx, "IngressClass", None, f"Ingress {ing.name}: does its class exist?")
+            )
         if ing.services():
             out.append(
                 list_check(ctx, "Service", ing.namespace, f"Ingress {ing.name}: its backends")
