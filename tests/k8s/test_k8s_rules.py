@@ -97,8 +97,12 @@ def test_subject_objects_reads_what_the_question_names() -> None:
     h = Subject(hosts=["shop.example.test"])
     assert calls(run_result("subject_objects", result("list_pods", {}), rctx(h))) == [
         ("list_objects", {"kind": "Ingress", "namespace": NS}),
-        ("list_objects", {"kind": "HTTPRoute", "namespace": NS}),  # the Gateway API's routes
     ]
+    # the Gateway API's routes when no Ingress serves the host
+    none = result("list_objects", {"kind": "Ingress", "items": []}, kind="Ingress")
+    assert ("list_objects", {"kind": "HTTPRoute", "namespace": NS}) in calls(
+        run_result("ingress_references", none, rctx(h))
+    )
     assert (
         run_result(
             "subject_objects", result("list_pods", {}), rctx(Subject(names=["p"], kind="Pod"))

@@ -11,7 +11,9 @@ StorageClasses): a list that answers proves what is missing, whatever the name.
   an Ingress, a Service, an HPA ...) -> that object; hosts -> the Ingresses;
 - ``service_neighbours`` (EXPLAIN): a Service the question or a finding names -> the pods
   of its namespace when not listed yet (its Endpoints when pods cannot be listed);
-- ``ingress_references`` (FOLLOW): an Ingress -> the IngressClasses and its backend Services;
+- ``ingress_references`` (FOLLOW): an Ingress -> its backend Services, and the IngressClasses
+  when no controller gave it an address; no Ingress serving the host asked about -> the
+  HTTPRoutes;
 - ``claim_references`` (FOLLOW): a pending claim -> the StorageClasses and its volume;
 - ``workload_references`` (EXPLAIN): a workload short of replicas -> the namespace's
   ResourceQuotas and LimitRanges, its claim templates' StorageClasses; an HPA -> its target;
@@ -216,9 +218,6 @@ def subject_objects(result: ToolResult, ctx: RuleContext) -> Iterable[Check]:
         )
     if s.hosts:
         out.append(list_check(ctx, "Ingress", s.namespace, f"the question names host {s.hosts[0]}"))
-        out.append(
-            list_check(ctx, "HTTPRoute", s.namespace, f"a Gateway API route for {s.hosts[0]}?")
-        )
     return keep_checks(out)
 
 
@@ -301,6 +300,13 @@ def ingress_references(result: ToolResult, ctx: RuleContext) -> Iterable[Check]:
     """An Ingress: the IngressClasses, the Services it routes to and its TLS Secrets; a
     Gateway: its class and TLS Secrets; an HTTPRoute: its parent Gateways and backends."""
     out: list[Check | None] = []
+    hosts = [h.lower() for h in ctx.subject.hosts]
+    if hosts and str(result.args.get("kind") or "") == "Ingress":
+        served = {r.host.lower() for i in records_of(result, Ingress) for r in i.rules if r.host}
+        if not served & set(hosts):
+            # no Ingress serves the host the question names: a Gateway API route may
+            why = f"no Ingress serves {hosts[0]}: a Gateway API route for it?"
+            out.append(list_check(ctx, "HTTPRoute", ctx.subject.namespace, why))
     for ing in records_of(result, Ingress)[:3]:
         if not ing.addresses:
             # a controller that serves the Ingress gives it an address: without one, is
