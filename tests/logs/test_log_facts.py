@@ -251,3 +251,9 @@ def test_the_kernels_full_conntrack_table_on_a_node_is_that_nodes_saturation() -
     (f,) = [x for x in log_stats_facts(res, c) if x.kind == K.SATURATION]
     assert f.reason == "conntrack_full" and card_for(f).id == "conntrack-table-full"
     assert f.subject is not None and (f.subject.kind, f.subject.name) == ("Node", "w-2")
+
+
+def test_a_counted_template_is_marked_as_said_as_written() -> None:
+    lines = [(m, "ERROR ledger index rebuild aborted") for m in (1, 2, 3)]
+    (f,) = [x for x in log_stats_facts(stats_result(lines), ctx()) if x.kind == K.LOG_ERROR]
+    assert f.detail["verbatim"] is True and "logged 3 errors" in f.statement

@@ -258,6 +258,20 @@ _CONFIG_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     ),
 )
 
+# -- settings that say where a dependency is ---------------------------------------------
+# the name of a setting (an env variable, a ConfigMap key) that holds an address
+ADDRESS_SETTING = re.compile(
+    r"(?:HOST|HOSTNAME|ADDR|ADDRESS|URL|URI|ENDPOINT|SERVER|SERVERS|SERVICE|DSN|BROKER|BROKERS"
+    r"|UPSTREAM|BACKEND|TARGET)S?$",
+    re.I,
+)
+# values such a setting may take that name no host: a switch ("SYSLOG_HOSTNAME=false"), a
+# placeholder, the pod itself
+NOT_A_HOST = frozenset(
+    {"true", "false", "yes", "no", "on", "off", "enabled", "disabled", "none", "null", "nil",
+     "localhost", "auto", "default", "unset"}
+)  # fmt: skip
+
 # -- saturation --------------------------------------------------------------------------
 _SATURATION: tuple[tuple[re.Pattern[str], str], ...] = (
     (

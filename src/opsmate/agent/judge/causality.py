@@ -27,7 +27,16 @@ from opsmate.agent.kinds.registry import base, card_for
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.facts import FactKind as K
 
-__all__ = ["Role", "can_explain", "conclusive", "deeper", "role", "specificity", "symptom_rank"]
+__all__ = [
+    "Role",
+    "builds_up",
+    "can_explain",
+    "conclusive",
+    "deeper",
+    "role",
+    "specificity",
+    "symptom_rank",
+]
 
 
 def _card(x: Fact | K) -> Card:
@@ -47,14 +56,14 @@ def can_explain(cause: Fact | K, symptom: Fact | K) -> bool:
 def deeper(cause: Fact | K, other: Fact | K) -> bool:
     """Whether ``other`` can explain ``cause`` in turn."""
     kind = other.kind if isinstance(other, Fact) else other
-    card = _card(cause)
-    if kind in card.deeper:
-        return True
-    return (
-        isinstance(other, Fact)
-        and bool(card.deeper_cards)
-        and card_for(other).id in (card.deeper_cards)
-    )
+    return kind in _card(cause).deeper or (isinstance(other, Fact) and builds_up(cause, other))
+
+
+def builds_up(cause: Fact | K, other: Fact) -> bool:
+    """Whether ``other``'s failure mode is one ``cause``'s card names as building up to it
+    (``deeper_cards``: an archiver failing for days fills a disk)."""
+    ids = _card(cause).deeper_cards
+    return bool(ids) and card_for(other).id in ids
 
 
 def conclusive(f: Fact) -> bool:

@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 
 from opsmate.agent.judge import links
 from opsmate.agent.judge.candidates import Candidate, same_thread
-from opsmate.agent.judge.causality import deeper
+from opsmate.agent.judge.causality import builds_up, deeper
 from opsmate.agent.kinds import Trait, card_for
 from opsmate.agent.observe.depgraph import DependencyGraph, fact_component, workload_of
 from opsmate.agent.observe.facts import Fact, ObjRef
@@ -357,7 +357,7 @@ def link_chains(
                 or (cand.supported and not o.lead.background and _began_first(o, cand))
                 # what builds up until it fails (an archiver failing for days fills a disk):
                 # the card names it, and going on before the onset is how it works
-                or (cand.supported and _accumulates(cand.lead, o.lead) and _began_first(o, cand))
+                or (cand.supported and builds_up(cand.lead, o.lead) and _began_first(o, cand))
                 # an effect that needs a why (a probe timing out) and a standing limit of
                 # the same pod (its CPU throttled all along): the limit is the why
                 or (
@@ -412,13 +412,6 @@ def link_chains(
             deep.chain.append(cand.lead)  # how the deeper cause reached the subject
         if cand.explains_subject and cand.explains is not None and not deep.explains_subject:
             deep.reaches = deep.reaches or cand.explains
-
-
-def _accumulates(shallow: Fact, deep: Fact) -> bool:
-    """Whether ``deep``'s failure mode is one ``shallow``'s card names as what builds up to
-    it (``deeper_cards``)."""
-    ids = card_for(shallow).deeper_cards
-    return bool(ids) and card_for(deep).id in ids
 
 
 def _mark_down_since(cands: list[Candidate]) -> None:

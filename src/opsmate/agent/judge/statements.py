@@ -145,7 +145,6 @@ _VAGUE = frozenset({"resource_exhausted", "unavailable", "auth"})
 
 
 _VERBATIM = (K.LAST_WORDS, K.CONTAINER_EXIT)  # facts that quote, and classify nothing
-_EVENTS = re.compile(r"^(?:\d+ [A-Z]\w* events? on |\S+ logged \d+ (?:errors?|warnings?) \")")
 
 
 def _cause_text(lead: Fact, served_by: tuple[str, str] | None = None) -> str:
@@ -161,9 +160,9 @@ def _cause_text(lead: Fact, served_by: tuple[str, str] | None = None) -> str:
     if served_by is not None and card.phrase:
         # a client quoting the error of the software it talks to: which workload runs it
         return f"{card.phrase} ({served_by[0]}, image {served_by[1]}): {text}"
-    # events or log lines counted as they were written ("14 FailedScheduling events on Pod x:
-    # <message>", 'db logged 14 warnings "<line>"'): the system's words, verbatim
-    verbatim = lead.kind in _VERBATIM or lead.detail.get("verbatim") or _EVENTS.match(text)
+    # last words, a refusal quoted, events or log lines counted as they were written ("14
+    # FailedScheduling events on Pod x: <message>", 'db logged 14 warnings "<line>"')
+    verbatim = lead.kind in _VERBATIM or lead.detail.get("verbatim")
     specific = not card.base or card.fact not in _VERBATIM  # not "last words" in general
     if verbatim and specific and card.phrase and card.role == Role.CAUSE:
         # what a container said or ended with, as it said it: the failure mode the card

@@ -180,7 +180,7 @@ class Steps:
                 priority=int(p.tier),
                 trigger=p.trigger,
                 trigger_fact=p.fact,
-                essential=(essential and p.fact is None) or p.check.decides,
+                essential=essential and p.fact is None,
             )
             self.planner.add(hold(check, unrelated))
 

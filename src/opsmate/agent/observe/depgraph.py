@@ -25,22 +25,16 @@ import re
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.graph import ObjectGraph
-from opsmate.loganalysis.signals import SOURCE_FILE
-from opsmate.records.k8s import Pod
+from opsmate.loganalysis.signals import ADDRESS_SETTING, NOT_A_HOST, SOURCE_FILE
+from opsmate.records.k8s import Container, Pod, Volume
 
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://(?:[^@/\s\"']+@)?([a-z0-9][a-z0-9.-]*)(?::(\d+))?", re.I)
 _K8S_TARGET = re.compile(r"\bk8s://([a-z0-9][a-z0-9-]*)/([a-z0-9][a-z0-9-]*)(?::(\d+))?", re.I)
 _HOSTPORT = re.compile(r"(?<![\w./@-])([a-z][a-z0-9-]*(?:\.[a-z0-9-]+)*):(\d{2,5})\b", re.I)
 _IPPORT = re.compile(r"(?<![\d.])(\d{1,3}(?:\.\d{1,3}){3})(?::(\d{2,5}))?(?![\d.])")
-_ADDR_KEY = re.compile(
-    r"(?:HOST|HOSTNAME|ADDR|ADDRESS|URL|URI|ENDPOINT|SERVER|SERVERS|SERVICE|DSN|BROKER|BROKERS"
-    r"|UPSTREAM|BACKEND|TARGET)S?$",
-    re.I,
-)
 _CONN_KEY = re.compile(
     r"(?:^|;)\s*(?:server|host|data source|address|addr|hostname)\s*=\s*"
     r"((?:tcp:)?[a-z][a-z0-9.-]*)(?:[,:](\d{2,5}))?\s*(?=;|$)",
@@ -242,12 +236,6 @@ def selects(selector: dict[str, str], labels: dict[str, str]) -> bool:
 
 _ENV_REF = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
 _BARE_HOST = re.compile(r"\s*[a-z0-9][a-z0-9.-]*[a-z0-9]\s*$", re.I)
-# values a setting named like an address may take that name no host: a switch
-# ("SYSLOG_HOSTNAME=false"), a placeholder, the pod itself
-NOT_A_HOST = frozenset(
-    {"true", "false", "yes", "no", "on", "off", "enabled", "disabled", "none", "null", "nil",
-     "localhost", "auto", "default", "unset"}
-)  # fmt: skip
 
 
 def expand_env(value: str, env: dict[str, str]) -> str:
@@ -385,7 +373,7 @@ def build(graph: ObjectGraph, facts: Iterable[Fact] = ()) -> DependencyGraph:
                 if (
                     not named
                     and env.name
-                    and _ADDR_KEY.search(env.name)
+                    and ADDRESS_SETTING.search(env.name)
                     and _BARE_HOST.match(val)
                     and val.strip().lower() not in NOT_A_HOST
                 ):
@@ -423,30 +411,30 @@ def build(graph: ObjectGraph, facts: Iterable[Fact] = ()) -> DependencyGraph:
 
 
 def _from_config_maps(
-    graph: ObjectGraph, namespace: str | None, c: Any, volumes: Any = ()
+    graph: ObjectGraph, namespace: str | None, c: Container, volumes: Iterable[Volume] = ()
 ) -> list[tuple[str, str]]:
     """The address settings a container reads from ConfigMaps that were read: every one of
     an ``envFrom`` source, the key a ``valueFrom`` names, those of the config files a
     ConfigMap volume mounts."""
     out: list[tuple[str, str]] = []
-    for v in volumes:
-        if v.type != "configMap" or not v.ref_name:
+    for vol in volumes:
+        if vol.type != "configMap" or not vol.ref_name:
             continue
-        cm = graph.get("ConfigMap", namespace, v.ref_name)
+        cm = graph.get("ConfigMap", namespace, vol.ref_name)
         out += list((getattr(cm, "addresses", None) or {}).items())
     for ef in c.env_from:
         if (ef.source or "").lower() != "configmap" or not ef.name:
             continue
         cm = graph.get("ConfigMap", namespace, ef.name)
-        for k, v in (getattr(cm, "addresses", None) or {}).items():
-            out.append((f"{ef.prefix or ''}{k}", v))
+        for k, val in (getattr(cm, "addresses", None) or {}).items():
+            out.append((f"{ef.prefix or ''}{k}", val))
     for env in c.env:
         if (env.source or "") != "configmap" or not env.ref_name or not env.ref_key:
             continue
         cm = graph.get("ConfigMap", namespace, env.ref_name)
-        v = (getattr(cm, "addresses", None) or {}).get(env.ref_key)
-        if v:
-            out.append((env.name or env.ref_key, v))
+        val = (getattr(cm, "addresses", None) or {}).get(env.ref_key)
+        if val:
+            out.append((env.name or env.ref_key, str(val)))
     return out
 
 

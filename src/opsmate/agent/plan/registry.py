@@ -32,9 +32,6 @@ class Check:
     args: dict[str, Any]
     reason: str
     tier: Tier | None = None  # less urgent than the rule's own tier (never more)
-    # what would say why an effect happened (a probe timing out: is the CPU throttled?):
-    # steps are kept for it as for the survey
-    decides: bool = False
 
 
 @dataclass

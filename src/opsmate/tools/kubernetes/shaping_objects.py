@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from datetime import tzinfo
 from typing import Any
 
+from opsmate.loganalysis.signals import ADDRESS_SETTING, NOT_A_HOST
 from opsmate.records.base import Record
 from opsmate.records.k8s_objects import RECORD_TYPES
 from opsmate.tools.kubernetes.shaping import node_summary
@@ -287,13 +288,8 @@ def _storage_class(obj: Any, tz: tzinfo | None) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- config
 
 
-# a setting that names where a dependency is (``PULSAR_SERVICE_URL``, ``db.host``) and a
-# value that is an address: a URL, ``host:port``, or a bare DNS name
-_ADDR_SETTING = re.compile(
-    r"(?:HOST|HOSTNAME|ADDR|ADDRESS|URL|URI|ENDPOINT|SERVER|SERVERS|DSN|BROKER|BROKERS"
-    r"|UPSTREAM|BACKEND|TARGET)S?$",
-    re.I,
-)
+# a value of an address setting (``PULSAR_SERVICE_URL``, ``db.host``): a URL, ``host:port``,
+# or a bare DNS name
 _ADDR_VALUE = re.compile(
     r"^(?:[a-z][a-z0-9+.-]*://\S+|[a-z0-9][a-z0-9.-]*(?::\d{2,5})?(?:,[a-z0-9][a-z0-9.-]*"
     r"(?::\d{2,5})?)*)$",
@@ -314,9 +310,11 @@ def config_addresses(data: Any) -> dict[str, str]:
             continue
         pairs = [(k, v)] if len(v) <= 300 and "\n" not in v.strip() else _file_settings(k, v)
         for key, raw in pairs:
-            leaf = re.split(r"[._-]", key)[-1] if not _ADDR_SETTING.search(key) else key
+            leaf = re.split(r"[._-]", key)[-1] if not ADDRESS_SETTING.search(key) else key
             value = raw.strip().strip("'\"")
-            if _ADDR_SETTING.search(leaf) and _ADDR_VALUE.match(value):
+            if value.lower() in NOT_A_HOST:
+                continue
+            if ADDRESS_SETTING.search(leaf) and _ADDR_VALUE.match(value):
                 out[key] = _USERINFO.sub("://***@", value)
                 if len(out) >= MAX_ADDRESSES:
                     return out

@@ -8,7 +8,7 @@ dependencies, error templates, last words) by the words the programs print."""
 from __future__ import annotations
 
 from opsmate.agent.kinds.card import Role, read
-from opsmate.agent.kinds.catalog.base import variant
+from opsmate.agent.kinds.catalog.base import variant, variants
 from opsmate.agent.observe.facts import FactKind as K
 
 _CERT = (
@@ -49,36 +49,32 @@ CARDS = (
         asks=r"clock|time|skew|ntp|token|certificate",
         catalog=("ChaosMesh:TimeChaos", "classic: clock skew"),
     ),
-    *(
-        variant(
-            kind,
-            card_id,
-            "Requests signed with a clock the server does not accept (clock skew)",
-            words=_SKEW,
-            example=(
-                "",
-                "An error occurred (RequestTimeTooSkewed) when calling the GetObject "
-                "operation: The difference between the request time and the server's time "
-                "is too large.",
-            ),
-            role=Role.CAUSE,
-            conclusive=True,
-            specificity=3.0,
-            phrase="a clock skew: the server refuses requests signed with the client's time",
-            check="compare the clocks of the client's node and the server (node_timex_offset / "
-            "`date` in both pods; node_timex_sync_status)",
-            mitigation="restore time synchronisation (NTP / chrony) on the node whose clock "
-            "drifted; move the pods off it meanwhile (a person decides)",
-            topics=("clock", "time", "ntp", "skew", "signature", "s3"),
-            asks=r"clock|time|skew|ntp|signature|s3|upload|image",
-            evidence="the server's refusal quoted by the client (RequestTimeTooSkewed, "
-            "Signature expired, Clock skew too great), node time metrics",
-            catalog=("ChaosMesh:TimeChaos", "classic: node clock drift (S3 / Kerberos)"),
-        )
-        for kind, card_id in (
+    *variants(
+        (
             (K.LOG_ERROR, "clock-skew-signature"),
             (K.DEPENDENCY_FAILURE, "clock-skew-signature-call"),
-        )
+        ),
+        "Requests signed with a clock the server does not accept (clock skew)",
+        words=_SKEW,
+        example=(
+            "",
+            "An error occurred (RequestTimeTooSkewed) when calling the GetObject "
+            "operation: The difference between the request time and the server's time "
+            "is too large.",
+        ),
+        role=Role.CAUSE,
+        conclusive=True,
+        specificity=3.0,
+        phrase="a clock skew: the server refuses requests signed with the client's time",
+        check="compare the clocks of the client's node and the server (node_timex_offset / "
+        "`date` in both pods; node_timex_sync_status)",
+        mitigation="restore time synchronisation (NTP / chrony) on the node whose clock "
+        "drifted; move the pods off it meanwhile (a person decides)",
+        topics=("clock", "time", "ntp", "skew", "signature", "s3"),
+        asks=r"clock|time|skew|ntp|signature|s3|upload|image",
+        evidence="the server's refusal quoted by the client (RequestTimeTooSkewed, "
+        "Signature expired, Clock skew too great), node time metrics",
+        catalog=("ChaosMesh:TimeChaos", "classic: node clock drift (S3 / Kerberos)"),
     ),
     variant(
         K.CONFIG_ERROR,

@@ -550,3 +550,9 @@ def variant(
         example=example,
         **fields,
     )
+
+
+def variants(kinds: tuple[tuple[K, str], ...], title: str, **fields: Any) -> tuple[Card, ...]:
+    """One failure mode read from facts of several kinds (an error line and a failing call
+    that quote the same refusal): a :func:`variant` per ``(kind, card id)``."""
+    return tuple(variant(kind, card_id, title, **fields) for kind, card_id in kinds)

@@ -5,7 +5,7 @@ application's full disk)."""
 from __future__ import annotations
 
 from opsmate.agent.kinds.card import Role, Trait, read
-from opsmate.agent.kinds.catalog.base import _POD_TROUBLE, _REQUESTS, variant
+from opsmate.agent.kinds.catalog.base import _POD_TROUBLE, _REQUESTS, variant, variants
 from opsmate.agent.observe.facts import FactKind as K
 
 _WAL_ARCHIVE = (
@@ -172,40 +172,36 @@ CARDS = (
         deeper=frozenset({K.NODE_PROBLEM, K.CONFIG_ERROR}),
         deeper_cards=("wal-archive-failing", "wal-archive-failing-warning"),
     ),
-    *(
-        variant(
-            kind,
-            card_id,
-            "A database keeps its write-ahead log because archiving it fails",
-            words=_WAL_ARCHIVE,
-            example=(
-                "",
-                'archiving write-ahead log file "00000001000000190000003A" failed too '
-                "many times, will try again later",
-            ),
-            role=Role.CAUSE,
-            traits=frozenset(),
-            explains=_POD_TROUBLE | _REQUESTS,
-            specificity=2.9,
-            phrase="write-ahead log (WAL) kept on disk while archiving it fails",
-            check="read the archiver's errors (archive_command / pgBackRest / WAL-G) and "
-            "pg_stat_archiver (failed_count, last_failed_wal); compare pg_wal's size with "
-            "the volume",
-            mitigation="fix the archive target (credentials, bucket, network) so the backlog "
-            "drains; expand the volume if it is about to fill (a person decides)",
-            topics=("wal", "archive", "postgres", "disk", "backup"),
-            asks=r"wal|archiv|backup|disk|space",
-            evidence="the database's log (archive command failed, archiving ... failed too "
-            "many times), pgMonitor ccp_archive_command_status_*",
-            catalog=(
-                "classic: WAL archiving failure fills pg_wal",
-                "PostgreSQL docs: continuous archiving",
-            ),
-        )
-        for kind, card_id in (
+    *variants(
+        (
             (K.LOG_ERROR, "wal-archive-failing"),
             (K.LOG_WARNING, "wal-archive-failing-warning"),
-        )
+        ),
+        "A database keeps its write-ahead log because archiving it fails",
+        words=_WAL_ARCHIVE,
+        example=(
+            "",
+            'archiving write-ahead log file "00000001000000190000003A" failed too '
+            "many times, will try again later",
+        ),
+        role=Role.CAUSE,
+        traits=frozenset(),
+        explains=_POD_TROUBLE | _REQUESTS,
+        specificity=2.9,
+        phrase="write-ahead log (WAL) kept on disk while archiving it fails",
+        check="read the archiver's errors (archive_command / pgBackRest / WAL-G) and "
+        "pg_stat_archiver (failed_count, last_failed_wal); compare pg_wal's size with "
+        "the volume",
+        mitigation="fix the archive target (credentials, bucket, network) so the backlog "
+        "drains; expand the volume if it is about to fill (a person decides)",
+        topics=("wal", "archive", "postgres", "disk", "backup"),
+        asks=r"wal|archiv|backup|disk|space",
+        evidence="the database's log (archive command failed, archiving ... failed too "
+        "many times), pgMonitor ccp_archive_command_status_*",
+        catalog=(
+            "classic: WAL archiving failure fills pg_wal",
+            "PostgreSQL docs: continuous archiving",
+        ),
     ),
     variant(
         K.NODE_PROBLEM,

@@ -151,6 +151,7 @@ def _fact(
         objects.append(node_ref)
     detail: dict[str, Any] = dict(reading.detail) if reading else {}
     detail["objects"] = objs[:20]
+    detail["verbatim"] = True  # the controller's own words, counted as written
     return Fact(
         key=f"event:{reason}:{obj_kind}:{ns}:{group_name}:{sig}",
         statement=statement,

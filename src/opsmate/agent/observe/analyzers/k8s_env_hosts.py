@@ -15,15 +15,13 @@ import re
 
 from opsmate.agent.observe.analyzers.k8s_common import evidence, graph_cached, k8s_fact, quoted, ref
 from opsmate.agent.observe.context import ObserveContext
-from opsmate.agent.observe.depgraph import NOT_A_HOST, hosts_in, workload_of
+from opsmate.agent.observe.depgraph import hosts_in, workload_of
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.facts import FactKind as K
 from opsmate.agent.observe.registry import over_graph
+from opsmate.loganalysis.signals import ADDRESS_SETTING, NOT_A_HOST
 from opsmate.records.k8s_objects import Service
 
-_ADDR_KEY = re.compile(
-    r"(?:HOST|HOSTNAME|ADDR|ADDRESS|URL|URI|ENDPOINT|SERVER|SERVICE|DSN|BROKERS?|UPSTREAM)S?$", re.I
-)
 _LABEL = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
 
 
@@ -63,7 +61,7 @@ def unknown_service_hosts(ctx: ObserveContext) -> list[Fact]:
                 if not env.value or env.value_hidden or not env.name:
                     continue
                 hosts = [h for h, _ in hosts_in(env.value)]
-                if not hosts and _ADDR_KEY.search(env.name) and not _not_a_host(env.value):
+                if not hosts and ADDRESS_SETTING.search(env.name) and not _not_a_host(env.value):
                     hosts = [env.value.strip()]
                 for h in hosts:
                     svc = _service_name(h, ns)

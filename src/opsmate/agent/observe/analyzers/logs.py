@@ -192,6 +192,8 @@ def _group_fact(
         detail["fields"] = dict(g.fields)
     if k8s is not None:
         detail.update(k8s.detail, verbatim=True)  # the refusal as quoted: classifies nothing
+    elif kind in (FactKind.LOG_ERROR, FactKind.LOG_WARNING):
+        detail["verbatim"] = True  # a template counted as logged ("x logged 14 warnings ...")
     if sig.targets:
         detail["targets"] = list(sig.targets)
     if order is not None:
