@@ -96,6 +96,7 @@ def score(report: dict[str, Any] | None, expected: dict[str, Any]) -> dict[str, 
         "fault": "complete" in want,
         "top3": bool(terms) and all(t.lower() in top3 or t.lower() in blob for t in terms),
         "root_cause": rc.get("statement"),
+        "failure_mode": rc.get("failure_mode"),
     }
 
 

@@ -728,3 +728,30 @@ def test_a_question_about_periodic_work_lists_the_cronjobs() -> None:
     assert _JOB_WORDS.search("normally they refresh every 15 minutes")
     assert _JOB_WORDS.search("the periodic sync stopped")
     assert not _JOB_WORDS.search("every request fails")
+
+
+def test_calls_timing_out_to_no_named_target_are_lost_on_the_node_that_drops_packets() -> None:
+    graph = ObjectGraph()
+    for name, node in (("front", "w1"), ("driver", "w2")):
+        graph.add("Pod", Pod(name=f"{name}-6d5f7c8b9-abcde", namespace="geo", node=node,
+                             owner=f"ReplicaSet/{name}-6d5f7c8b9", labels={"app": name},
+                             containers=[Container(name=name)]), "E9")  # fmt: skip
+    timeout = fact(K.DEPENDENCY_FAILURE, 'front reports a failing dependency (timed out): '
+                   '"rpc error: code = DeadlineExceeded"', "E2", service="front", focus=True,
+                   reason="timeout", count=40, minutes=1)  # fmt: skip
+    loss = fact(K.NODE_PROBLEM, "node_netstat_Tcp_RetransSegs on node w2 rose from 0.5 to 30/s: "
+                "packets are lost on node w2's network (it runs driver)", "E3",
+                subject=ObjRef(kind="Node", name="w2"), reason="NodeNetworkLoss",
+                conclusive=True)  # fmt: skip
+    errors = fact(K.ERROR_RATE, "front: 40 of 200 requests failed", "E1", service="front",
+                  focus=True)  # fmt: skip
+    state = TaskState(goal="why", subject=Subject(names=["front"]),
+                      facts=[errors, timeout, loss], onset=T0)  # fmt: skip
+    an = analyse(state, EvidenceStore(), [], graph)
+    assert an.root is not None and an.root.lead is loss
+    assert "driver" in (an.root_statement or "")
+    refused = timeout.model_copy(update={"reason": "refused", "statement": "front reports a "
+                                         "failing dependency (refused)"})  # fmt: skip
+    state.facts = [errors, refused, loss]  # refused is answered, not lost on the way
+    an = analyse(state, EvidenceStore(), [], graph)
+    assert an.root is None or an.root.lead is not loss

@@ -469,3 +469,54 @@ def test_a_container_throttled_in_most_periods_is_cpu_pinned_at_its_limit() -> N
     assert f.subject == ObjRef(kind="Pod", name="api-0") and "94%" in f.statement
     assert f.background  # the same all through the window: a standing condition
     assert metric_facts(q, [({"pod": "api-0"}, [0.05, 0.08, 0.04] * 4)]) == []  # under 25 %
+
+
+RETRANS = "sum by (instance) (rate(node_netstat_Tcp_RetransSegs[5m]))"
+
+
+def test_one_node_retransmitting_while_the_others_do_not_is_packet_loss_there() -> None:
+    calm = [0.5, 0.6, 0.4, 0.5, 0.6, 0.5, 0.5, 0.6, 0.4, 0.5, 0.6, 0.5]
+    lossy = [0.4, 0.5, 0.4, 0.5, 0.4, 0.5, 30.0, 33.0, 34.0, 31.0, 32.0, 33.0]
+    series = [({"instance": "w1:9100"}, calm), ({"instance": "w2:9100"}, lossy),
+              ({"instance": "w3:9100"}, calm)]  # fmt: skip
+    (f,) = metric_facts(RETRANS, series)
+    assert f.kind == FactKind.NODE_PROBLEM and f.reason == "NodeNetworkLoss"
+    assert f.subject == ObjRef(kind="Node", name="w2")  # the port is not part of the name
+    assert f.severity == "error" and f.time == W_FROM + timedelta(minutes=6)
+    assert "packets are lost on node w2" in f.statement and "other 2 node(s)" in f.statement
+
+
+def test_retransmits_rising_on_every_node_are_load_not_loss() -> None:
+    lossy = [0.4, 0.5, 0.4, 0.5, 0.4, 0.5, 30.0, 33.0, 34.0, 31.0, 32.0, 33.0]
+    series = [({"instance": f"w{i}"}, lossy) for i in range(3)]
+    assert of(metric_facts(RETRANS, series), FactKind.NODE_PROBLEM) == []
+
+
+def test_a_small_rise_below_what_the_other_nodes_run_is_no_loss() -> None:
+    busy = [20.0] * 12
+    rose = [2.0, 2.1, 2.0, 2.1, 2.0, 2.1, 9.0, 9.5, 9.0, 9.2, 9.1, 9.0]  # x4, still under 20
+    series = [({"instance": "w1"}, busy), ({"instance": "w2"}, rose), ({"instance": "w3"}, busy)]
+    assert of(metric_facts(RETRANS, series), FactKind.NODE_PROBLEM) == []
+
+
+def test_a_node_exporter_address_is_the_node_whose_pods_have_that_host_ip() -> None:
+    from opsmate.agent.observe.graph import ObjectGraph
+    from opsmate.records.k8s import Pod
+
+    graph = ObjectGraph()
+    pod = Pod(name="quote-7f9c8d6b5-abcde", namespace=NS, node="ip-10-0-3-127",
+              host_ip="10.0.3.127", owner="ReplicaSet/quote-7f9c8d6b5")  # fmt: skip
+    graph.add("Pod", pod, "E1")
+    calm = [2.0, 2.5, 2.2, 2.4, 2.1, 2.6, 2.3, 2.2, 2.4, 2.5, 2.1, 2.2]
+    lossy = [2.2, 2.4, 2.1, 2.3, 2.2, 2.5, 300.0, 340.0, 360.0, 330.0, 350.0, 345.0]
+    q = "sum by (instance) (rate(node_netstat_TcpExt_TCPTimeouts[5m]))"
+    data = prom(
+        q, [({"instance": "10.0.1.45:9100"}, calm), ({"instance": "10.0.3.127:9100"}, lossy)]
+    )
+    ctx = make_ctx(graph=graph)
+    res = ToolResult(
+        call_id="c3", tool="query_metrics", status="success", data=data, args={"query": q}
+    )
+    (f,) = observe(res, ctx)
+    assert f.subject == ObjRef(kind="Node", name="ip-10-0-3-127")
+    assert "(it runs quote)" in f.statement  # what a call lost there may have gone to

@@ -88,7 +88,8 @@ def test_a_pods_probes_timing_out_read_its_cpu_throttling_before_the_survey_ends
              quote="Liveness probe failed: context deadline exceeded")  # fmt: skip
     c = RuleContext(subject=Subject(names=["n8n"], namespace="n8n"),
                     tools=TOOLS | {"query_metrics"})  # fmt: skip
-    [check] = rule("card_reads").fact_fn(f, c)  # type: ignore[misc]
+    check, loss = rule("card_reads").fact_fn(f, c)  # type: ignore[misc]
     assert check.tool == "query_metrics" and "cfs_throttled_periods" in check.args["query"]
     assert 'namespace="dt"' in check.args["query"]
     assert check.tier == Tier.RUNBOOK  # an effect that needs a why: ahead of the survey
+    assert "node_netstat_Tcp_RetransSegs" in loss.args["query"]  # or packets lost on its node

@@ -166,6 +166,7 @@ class Pod(Record):
     restarts: Count = 0
     node: Text = None
     ip: Text = None  # status.podIP
+    host_ip: Text = None  # status.hostIP: the node's address
     start_time: Time = None
     created: Time = None
     labels: StrMap = Field(default_factory=dict)
@@ -283,6 +284,7 @@ class Node(Record):
     capacity: StrMap = Field(default_factory=dict)
     allocatable: StrMap = Field(default_factory=dict)
     kubelet_version: Text = None
+    addresses: StrList = Field(default_factory=list)  # status.addresses (IPs, host names)
 
 
 # ----------------------------------------------------------------------------- rollouts

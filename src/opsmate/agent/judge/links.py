@@ -115,6 +115,16 @@ def mentions(f: Fact, words: set[str]) -> bool:
     return any(re.search(rf"(?<![\w-]){re.escape(w)}(?![\w-])", text) for w in words)
 
 
+# node facts that say packets are lost on a node: calls into any pod there may time out
+LOSSY_NODE = frozenset({"NodeNetworkLoss", "SharedNode"})
+
+
+def _runs_neighbours(node: str, subject: Subject, graph: ObjectGraph) -> bool:
+    """Whether ``node`` runs a pod of the namespace the subject's pods run in."""
+    spaces = {p.namespace for p in graph.pods() if p.name and subject.matches(p.name)}
+    return any(p.node == node and p.namespace in spaces for p in graph.pods())
+
+
 def relation(
     f: Fact,
     subject: Subject,
@@ -144,6 +154,8 @@ def relation(
                 return LINKED
             if p.node == f.subject.name and reach and workload_of(p) in reach:
                 return LINKED  # it runs a pod of something the subject depends on
+        if f.reason in LOSSY_NODE and _runs_neighbours(f.subject.name, subject, graph):
+            return LINKED  # a node losing packets runs pods of the subject's namespace
     for o in [f.subject, *f.objects]:
         if o is not None and o.kind == "Pod":
             pod = graph.get("Pod", o.namespace, o.name)

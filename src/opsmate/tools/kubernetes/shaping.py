@@ -218,6 +218,11 @@ def node_summary(node: Mapping[str, Any], *, tz: tzinfo | None = None) -> dict[s
         "capacity": str_map(_g(node, "status", "capacity")),
         "allocatable": str_map(_g(node, "status", "allocatable")),
         "kubelet_version": text(_g(node, "status", "nodeInfo", "kubeletVersion")),
+        "addresses": [
+            str(_g(a, "address"))
+            for a in _list(_g(node, "status", "addresses"))
+            if isinstance(a, Mapping) and _g(a, "address")
+        ],
     }
 
 

@@ -320,6 +320,7 @@ def build_pod(pod: Any, *, tz: tzinfo | None = None) -> Pod:
         "restarts": sum(c["restarts"] for c in containers),
         "node": text(get(spec, "nodeName")),
         "ip": text(get(status, "podIP")),
+        "host_ip": text(get(status, "hostIP")),
         "start_time": time_text(get(status, "startTime"), tz),
         "created": time_text(meta(pod, "creationTimestamp"), tz),
         "labels": str_map(meta(pod, "labels")),

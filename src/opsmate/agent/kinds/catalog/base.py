@@ -38,6 +38,14 @@ THROTTLING = read(
     type="range",
 )
 
+# TCP segments each node had to send again: packets lost on one node's path
+NODE_RETRANSMITS = read(
+    "query_metrics",
+    "packets lost on a node's network (TCP retransmits per node)",
+    query="sum by (instance) (rate(node_netstat_Tcp_RetransSegs[5m]))",
+    type="range",
+)
+
 BASE: tuple[Card, ...] = (
     # -- symptoms -------------------------------------------------------------------
     Card(

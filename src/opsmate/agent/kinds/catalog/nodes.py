@@ -4,7 +4,7 @@ KernelChaos / node faults; HolmesGPT's node playbooks)."""
 from __future__ import annotations
 
 from opsmate.agent.kinds.card import read
-from opsmate.agent.kinds.catalog.base import variant
+from opsmate.agent.kinds.catalog.base import NODE_RETRANSMITS, variant
 from opsmate.agent.observe.facts import FactKind as K
 
 CARDS = (
@@ -27,6 +27,35 @@ CARDS = (
         evidence="the kernel's 'nf_conntrack: table full, dropping packet' in the node's log, "
         "node-exporter's conntrack series",
         catalog=("classic: conntrack exhaustion", "SREGym: OS limits"),
+    ),
+    variant(
+        K.NODE_PROBLEM,
+        "node-packet-loss",
+        "Packets are lost on one node's network (its TCP retransmits rose, other nodes' did not)",
+        reasons=("NodeNetworkLoss",),
+        example=(
+            "NodeNetworkLoss",
+            "node_netstat_Tcp_RetransSegs on node n2 rose from 0.4 to 34/s at 11:19",
+        ),
+        conclusive=True,
+        specificity=2.9,
+        explains=frozenset({K.ERROR_RATE, K.LATENCY, K.ALERT, K.NOT_READY}),
+        phrase="packet loss on the node's network",
+        check="on node {target}: `node_netstat_Tcp_RetransSegs` and drops per interface against "
+        "the other nodes, a chaos experiment or `tc qdisc` (netem) on its pods, the NIC's errors",
+        mitigation="remove what drops the packets (a chaos experiment, a netem rule) or drain "
+        "the node so the pods move (a person decides)",
+        topics=("node", "network", "packet loss", "retransmit", "netem", "loss"),
+        asks=r"packets?|loss|retransmi|dropp",
+        reads=(NODE_RETRANSMITS,),
+        evidence="node-exporter's retransmit / timeout / drop counters rising on one node only",
+        rules_out="every node's counters rising together (load, not loss)",
+        catalog=(
+            "ChaosMesh:NetworkChaos loss",
+            "RCAEval:loss",
+            "AIOpsLab: network loss",
+            "LitmusChaos:pod-network-loss",
+        ),
     ),
     variant(
         K.NODE_PROBLEM,

@@ -4,7 +4,7 @@ analyzer; Chaos Mesh PodChaos; HolmesGPT's crash-loop and image-pull playbooks).
 from __future__ import annotations
 
 from opsmate.agent.kinds.card import read
-from opsmate.agent.kinds.catalog.base import THROTTLING, variant
+from opsmate.agent.kinds.catalog.base import NODE_RETRANSMITS, THROTTLING, variant
 from opsmate.agent.observe.facts import FactKind as K
 
 _DESCRIBE = "`kubectl -n {ns} describe {obj}`"
@@ -224,7 +224,7 @@ CARDS = (
         example=("Unhealthy", "Liveness probe failed: context deadline exceeded"),
         needs_deeper=True,
         # a process too slow to answer: CPU throttled at its limit, memory, GC pauses
-        reads=(THROTTLING,),
+        reads=(THROTTLING, NODE_RETRANSMITS),
         phrase="health probes that time out",
         check="compare the probe's timeout and initial delay with how long the process takes "
         "to answer: " + _DESCRIBE + " and its CPU / memory use",
