@@ -340,3 +340,16 @@ def test_a_product_named_like_a_domain_is_no_host_asked_about() -> None:
     assert detect_subject("Cal.com (namespace calcom, prod): booking pages error").hosts == []
     assert detect_subject("users of shop.example.com get 502").hosts == ["shop.example.com"]
     assert detect_subject("cal.com is down for everyone").hosts == ["cal.com"]
+
+
+def test_a_name_said_only_in_a_guess_is_a_suspect_not_the_subject() -> None:
+    from opsmate.agent.intake.names import detect_subject
+
+    q = ("links.example.com answers 503 since 02:15. Nobody deployed anything - is the "
+         "nightly backup job hogging the database?")  # fmt: skip
+    s = detect_subject(q)
+    assert s.names == [] and s.kind is None and s.hosts == ["links.example.com"]
+    # the only thing named: a yes/no question about it is still about it
+    assert detect_subject("Is the checkout service broken?").names == ["checkout"]
+    s = detect_subject("orders-api returns 500 since 10:00. Is the redis-cache full?")
+    assert s.names == ["orders-api"]

@@ -754,4 +754,76 @@ def test_calls_timing_out_to_no_named_target_are_lost_on_the_node_that_drops_pac
                                          "failing dependency (refused)"})  # fmt: skip
     state.facts = [errors, refused, loss]  # refused is answered, not lost on the way
     an = analyse(state, EvidenceStore(), [], graph)
-    assert an.root is None or an.root.lead is not loss
+    assert an.root is None or refused not in an.root.chain
+
+
+def test_a_missing_tls_secret_with_no_certificate_error_seen_is_latent() -> None:
+    tls = fact(K.MISSING_REFERENCE, "Ingress `shop` (spec.tls) serves TLS with Secret "
+               "`shop-tls`, which does not exist in shop: HTTPS to it fails", "E3",
+               reason="TLSSecretNotFound", subject=ObjRef(kind="Ingress", name="shop",
+                                                          namespace="shop"),
+               minutes=None)  # fmt: skip
+    errors = fact(K.ERROR_RATE, "shop: 40 of 200 requests failed (504)", "E1", service="shop",
+                  focus=True)  # fmt: skip
+    an = judge([errors, tls])
+    assert an.root is None or an.root.lead is not tls  # 504s are not certificate errors
+    state = TaskState(goal="browsers say NET::ERR_CERT_AUTHORITY_INVALID on shop", subject=SHOP,
+                      facts=[errors, tls], onset=T0)  # fmt: skip
+    an = analyse(state, EvidenceStore(), [], ObjectGraph())
+    assert an.root is not None and an.root.lead is tls
+
+
+def test_a_kill_two_days_before_the_window_is_not_revived_by_what_followed() -> None:
+    old = fact(K.OOM_KILLED, "pod cache-0: container cache was OOMKilled (exit code 137)", "E2",
+               subject=ObjRef(kind="Pod", name="cache-0", namespace="shop"), service="cache",
+               reason="OOMKilled", minutes=-2 * 24 * 60, conclusive=True)  # fmt: skip
+    probes = fact(K.PROBE_FAILURE, "12 Unhealthy events on Pod cache-0: Readiness probe "
+                  "failed: HTTP probe failed with statuscode: 500", "E3", reason="Unhealthy",
+                  subject=ObjRef(kind="Pod", name="cache-0", namespace="shop"), service="cache",
+                  count=12, minutes=1, last_time=T0 + timedelta(minutes=30),
+                  conclusive=True)  # fmt: skip
+    errors = fact(K.ERROR_RATE, "cache: 40 of 200 requests failed", "E1", service="cache",
+                  focus=True)  # fmt: skip
+    cache = Subject(names=["cache"], namespace="shop")
+    state = TaskState(goal="why", subject=cache, facts=[errors, probes, old], onset=T0)
+    state.constraints.window_from = T0 - timedelta(minutes=20)
+    an = analyse(state, EvidenceStore(), [], ObjectGraph())
+    assert an.root is None or an.root.lead is not old
+
+
+def test_a_missing_key_is_not_contradicted_by_the_secret_existing() -> None:
+    from opsmate.records.k8s_objects import Secret
+
+    graph = ObjectGraph()
+    graph.add("Secret", Secret(name="db", namespace="shop"), "E9")
+    key = fact(K.MISSING_REFERENCE, "pod shop-1: container shop cannot start "
+               "(CreateContainerConfigError): couldn't find key password in Secret shop/db",
+               "E2", reason="CreateContainerConfigError", focus=True, service="shop",
+               objects=[ObjRef(kind="Secret", name="db", namespace="shop")],
+               conclusive=True)  # fmt: skip
+    an = judge([fact(K.NOT_READY, "shop: 0 of 1 ready", "E1", service="shop", focus=True), key],
+               graph)  # fmt: skip
+    assert an.root is not None and an.root.lead is key
+    gone = key.model_copy(update={"quote": 'secret "db" not found', "key": "gone"})
+    an = judge([fact(K.NOT_READY, "shop: 0 of 1 ready", "E1", service="shop", focus=True), gone],
+               graph)  # fmt: skip
+    assert an.root is None or an.root.lead is not gone  # the Secret exists now
+
+
+def test_an_effect_with_no_why_gives_way_to_a_conclusive_cause_of_the_same_symptom() -> None:
+    from opsmate.agent.judge.analysis import _conclusive_over_bare
+    from opsmate.agent.judge.candidates import Candidate
+
+    symptom = fact(K.ERROR_RATE, "web: 40 of 200 requests failed", "E1", service="web")
+    call = fact(K.DEPENDENCY_FAILURE, "web reports a failing dependency (connection refused)",
+                "E2", reason="refused")  # fmt: skip
+    refused = Candidate(lead=call, relation="subject", score=10.0, supported=True,
+                        explains=symptom)  # fmt: skip
+    selector = Candidate(lead=fact(K.SELECTOR_MISMATCH, "Service `cms` selects `app=cms`, but "
+                                   "no pod has those labels", "E3",
+                                   reason="SelectorMatchesNoPod"),
+                         relation="subject", score=8.9, supported=True, conclusive=True,
+                         explains=symptom)  # fmt: skip
+    assert _conclusive_over_bare(refused, [refused, selector]) is selector
+    refused.chain = [selector.lead]  # its why was found: it stands
+    assert _conclusive_over_bare(refused, [refused, selector]) is refused

@@ -520,3 +520,37 @@ def test_a_node_exporter_address_is_the_node_whose_pods_have_that_host_ip() -> N
     (f,) = observe(res, ctx)
     assert f.subject == ObjRef(kind="Node", name="ip-10-0-3-127")
     assert "(it runs quote)" in f.statement  # what a call lost there may have gone to
+
+
+def test_one_node_filling_its_conntrack_table_and_dropping_connections() -> None:
+    calm = [30000.0] * 12
+    filling = [28000.0] * 6 + [262144.0] * 6
+    series = [({"node": "w1"}, calm), ({"node": "w2"}, filling), ({"node": "w3"}, calm)]
+    (f,) = metric_facts("node_nf_conntrack_entries", series)
+    assert f.kind == FactKind.SATURATION and f.reason == "conntrack_filling"
+    assert f.subject == ObjRef(kind="Node", name="w2")
+    drops = [0.0] * 6 + [400.0, 380.0, 410.0, 390.0, 420.0, 400.0]
+    q = "sum by (node) (rate(node_nf_conntrack_stat_drop[5m]))"
+    (d,) = metric_facts(q, [({"node": "w1"}, [0.0] * 12), ({"node": "w2"}, drops)])
+    assert d.reason == "conntrack_full" and "drops new connections" in d.statement
+
+
+def test_a_node_at_its_conntrack_limit_is_full() -> None:
+    from opsmate.agent.evidence import EvidenceStore
+    from opsmate.agent.judge.saturation import derive_node_limits
+    from opsmate.agent.observe.graph import ObjectGraph
+    from opsmate.agent.state import TaskState
+
+    store = EvidenceStore()
+    for eid, q, values in (
+        ("E1", "node_nf_conntrack_entries", {"w1": 30000.0, "w2": 262100.0}),
+        ("E2", "node_nf_conntrack_entries_limit", {"w1": 262144.0, "w2": 262144.0}),
+    ):
+        data = prom(q, [({"instance": f"{n}:9100"}, [v] * 12) for n, v in values.items()])
+        store.results[eid] = ToolResult(call_id=eid, tool="query_metrics", status="success",
+                                        data=data, args={"query": q})  # fmt: skip
+    state = TaskState(goal="why")
+    derive_node_limits(store, state, ObjectGraph())
+    [f] = state.facts
+    assert f.reason == "conntrack_full" and f.subject == ObjRef(kind="Node", name="w2")
+    assert f.evidence == ["E1", "E2"] and "262100 of 262144" in f.statement

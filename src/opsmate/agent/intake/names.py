@@ -139,6 +139,7 @@ def detect_subject(
         skip.add(namespace)
     names: list[tuple[int, str]] = []
     kind: str | None = None
+    kind_name: str | None = None  # the name the kind word was said with
     kind_pos = 10**9
     low = text.lower()
     for m in _KIND_THEN_NAME.finditer(low):
@@ -147,7 +148,7 @@ def detect_subject(
             continue
         names.append((m.start(2), name))
         if m.start() < kind_pos:
-            kind, kind_pos = _KINDS[m.group(1).lower()], m.start()
+            kind, kind_pos, kind_name = _KINDS[m.group(1).lower()], m.start(), name
     for m in _NAME_THEN_KIND.finditer(low):
         name = m.group(1)
         if name in skip or name in _KINDS:
@@ -157,7 +158,7 @@ def detect_subject(
             continue
         names.append((m.start(1), name))
         if m.start() < kind_pos:
-            kind, kind_pos = _KINDS[m.group(2).lower()], m.start()
+            kind, kind_pos, kind_name = _KINDS[m.group(2).lower()], m.start(), name
     hosts = [h for h in dict.fromkeys(_HOST.findall(low)) if not _product_name(h, text)]
     for m in _HYPHENATED.finditer(low):
         name = m.group(1)
@@ -173,6 +174,10 @@ def detect_subject(
     for s in services:
         pos = low.find(s.lower())
         names.append((pos if pos >= 0 else 10**8, s.lower()))
+    kept = _without_guesses(low, names, hosts)
+    if kind_name is not None and kind_name not in {n for _, n in kept}:
+        kind = None  # the kind word belonged to the suspect ("the backup job")
+    names = kept
     ordered = [n for _, n in sorted(names)]
     unique: list[str] = []
     for n in ordered:
@@ -183,6 +188,35 @@ def detect_subject(
         names=unique[:4], kind=kind, namespace=namespace, hosts=hosts[:3],
         symptom=detect_symptom(text),
     )  # fmt: skip
+
+
+# a question put as a guess ("is the backup job hogging the database?", "could it be the
+# cache?"): what it names is a suspect to check, not what has the symptom
+_GUESS = re.compile(
+    r"(?:^|[.!?;:]\s*|\s[-–—]\s*|\bor\s+)"
+    r"((?:is|are|was|were|could|can|might|may|would|should)\s+(?:it\s+(?:be\s+)?)?"
+    r"(?:the|a|our|this|that)\s[^.!?]*\?)"
+)
+
+
+def _without_guesses(
+    low: str, names: list[tuple[int, str]], hosts: list[str]
+) -> list[tuple[int, str]]:
+    """``names`` less those said only inside a guess, when the question names what has
+    the symptom otherwise too (another name, a host): the suspect is read, not the
+    subject."""
+    spans = [m.span(1) for m in _GUESS.finditer(low)]
+    if not spans:
+        return names
+
+    def guessed(name: str) -> bool:
+        at = [m.start() for m in re.finditer(rf"(?<![\w-]){re.escape(name)}(?![\w-])", low)]
+        return bool(at) and all(any(a <= p < b for a, b in spans) for p in at)
+
+    kept = [(p, n) for p, n in names if not guessed(n)]
+    if len(kept) == len(names) or not (kept or hosts):
+        return names
+    return kept
 
 
 def _product_name(host: str, text: str) -> bool:

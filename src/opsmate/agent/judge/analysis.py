@@ -29,9 +29,9 @@ from opsmate.agent.judge import chains, links, transients, walk
 from opsmate.agent.judge.candidates import Candidate, build, order_symptoms, same_thread
 from opsmate.agent.judge.causality import Role, can_explain, role
 from opsmate.agent.judge.colocation import derive_shared_node
-from opsmate.agent.judge.saturation import derive_oom, derive_saturation
+from opsmate.agent.judge.saturation import derive_node_limits, derive_oom, derive_saturation
 from opsmate.agent.judge.statements import root_statement
-from opsmate.agent.kinds import Trait, card_for, too_few
+from opsmate.agent.kinds import SEEN_KINDS, Trait, card_for, seen, too_few
 from opsmate.agent.observe import depgraph
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.facts import FactKind as K
@@ -84,6 +84,7 @@ def analyse(
     """Score hypotheses over the facts and pick a root cause (or say what is missing)."""
     graph = graph or ObjectGraph()
     derive_saturation(store, state)
+    derive_node_limits(store, state, graph)
     derive_oom(store, state)
     derive_shared_node(state, graph)
     onset = estimate_onset(state)
@@ -142,13 +143,21 @@ def analyse(
         added.explains, added.explains_subject = mine[0], True
     reached = links.unreachable_targets(facts, dg)
     for c in cands:
-        c.supported = c is added or _supported(c, onset, state.constraints.window_from)
+        wf = state.constraints.window_from
+        c.ended = bool(wf and c.lead.time and (c.lead.last_time or c.lead.time) < wf)
+        # what the walk reached counts, unless it was over before the window asked about
+        c.supported = (c is added and not c.ended) or _supported(c, onset, wf)
         if c.lead.reason in links.ROUTING and not _asked_about(c.lead, subject):
             # a Service that routes nowhere explains calls that fail to reach it, and only
             # those: without a caller failing on it, it is a latent misconfiguration
             comp = depgraph.fact_component(dg, c.lead)
             if comp is None or comp not in reached:
                 c.supported, c.conclusive, c.latent = False, False, True
+        elif not _seen(c.lead, state, facts):
+            # a failure mode that shows itself only one way (certificate errors), while
+            # nothing seen shows it: present, but not the cause of what is asked about
+            c.supported, c.conclusive, c.latent = False, False, True
+            c.score *= 0.3
         elif c.lead.kind == K.LAST_WORDS and not _says_why(c.lead):
             # a container's last lines that are ordinary work (access lines, progress): what
             # it was doing when it stopped, not why
@@ -220,6 +229,16 @@ def analyse(
     )
 
 
+def _seen(f: Fact, state: TaskState, facts: list[Fact]) -> bool:
+    """Whether what is seen shows ``f``'s failure mode the one way it shows itself (its
+    card's ``seen_as``): in the question, or in an error or symptom that was read."""
+    texts = [state.goal, *state.questions]
+    texts += [
+        f"{o.quote or ''} {o.message or ''}" for o in facts if o.kind in SEEN_KINDS and o is not f
+    ]
+    return seen(card_for(f), texts)
+
+
 _KILLED = (134, 137, 139, 143)  # SIGABRT, SIGKILL, SIGSEGV, SIGTERM: the exit says it
 _SIGTERM = 143
 
@@ -260,13 +279,16 @@ def _bare_release(root: Candidate, cands: list[Candidate]) -> bool:
 
 def _conclusive_over_bare(root: Candidate, cands: list[Candidate]) -> Candidate:
     """A root that is an unclassified log line (no failure mode named, not the system's own
-    account) gives way to a conclusive cause of the same symptom: the scheduler's account of
-    why the missing pod has no node explains a replica set not ready better than a warning
-    another component logged about it."""
+    account), or an effect whose why was not found (probes timing out, a refused call
+    naming no target), gives way to a conclusive cause of the same symptom: the scheduler's
+    account of why the missing pod has no node explains a replica set not ready better than
+    a warning another component logged about it; a Service selecting no pod explains the
+    refused calls better than the refusals."""
     lead = root.lead
-    if root.conclusive or lead.kind not in (K.LOG_WARNING, K.LOG_ERROR):
+    effect = card_for(lead).needs_deeper and not root.chain  # an effect with no why found
+    if root.conclusive and not effect:
         return root
-    if not card_for(lead).base:
+    if not effect and (lead.kind not in (K.LOG_WARNING, K.LOG_ERROR) or not card_for(lead).base):
         return root
     better = [
         c
@@ -279,6 +301,7 @@ def _conclusive_over_bare(root: Candidate, cands: list[Candidate]) -> Candidate:
         # explaining no symptom seen, as the bare line: only a finding about the subject
         and (root.explains is not None or c.relation == links.SUBJECT)
         and c.lead.kind not in (K.LOG_WARNING, K.LOG_ERROR, K.CHANGE)
+        and not card_for(c.lead).needs_deeper
     ]
     return max(better, key=lambda c: c.score) if better else root
 

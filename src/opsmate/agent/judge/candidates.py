@@ -47,6 +47,7 @@ class Candidate:
     superseded_by: str | None = None  # a later pod shows this refusal no longer applies
     latent: bool = False  # a routing fault nothing failed to reach: not a cause of anything
     inert: bool = False  # read as saying no cause (ordinary last lines): never revived as one
+    ended: bool = False  # over before the window asked about began: never revived as a cause
     served_by: tuple[str, str] | None = None  # (workload, image) whose own error the lead quotes
     # a tail read from a pod that keeps failing: when that pod first went down (its words
     # are the same at every restart, the tail holds only the last)

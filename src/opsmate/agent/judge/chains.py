@@ -121,6 +121,10 @@ _REFERENCED = {
 }
 
 
+# the kubelet's "couldn't find key password in Secret ns/name": a key, not the object
+_MISSING_KEY = re.compile(r"find key\s+[\"']?([\w.-]+)[\"']?\s+in\s+(?:secret|configmap)", re.I)
+
+
 def superseded(cands: list[Candidate], graph: ObjectGraph) -> None:
     """Demote a controller's refusal that stopped before its later pods were created, and a
     "not found" that the object graph contradicts (the object exists now)."""
@@ -142,11 +146,16 @@ def superseded(cands: list[Candidate], graph: ObjectGraph) -> None:
             c.superseded_by = "its workload is scaled to 0 replicas"
             continue
         if f.kind == K.MISSING_REFERENCE:
+            key = _MISSING_KEY.search(f"{f.quote or ''} {f.message or ''}")
             for o in f.objects:
-                if o.kind in _REFERENCED and graph.get(o.kind, o.namespace, o.name) is not None:
-                    c.score = round(c.score * 0.3, 3)
-                    c.superseded_by = f"{o.kind} {o.name} exists now"
-                    break
+                found = graph.get(o.kind, o.namespace, o.name) if o.kind in _REFERENCED else None
+                if found is None:
+                    continue
+                if key is not None and key.group(1) not in (getattr(found, "keys", None) or []):
+                    continue  # the object is there, the key it lacks is what was not found
+                c.score = round(c.score * 0.3, 3)
+                c.superseded_by = f"{o.kind} {o.name} exists now"
+                break
             if c.superseded_by:
                 continue
         if f.reason != "FailedCreate" or f.subject is None or f.last_time is None:
@@ -362,6 +371,7 @@ def link_chains(
             and not o.superseded_by
             and not o.latent  # a Service that routes nowhere, but nothing calls it
             and not o.inert  # last lines that say what it did, not why it stopped
+            and not o.ended  # over before the window: it explains nothing in it
             and (
                 o.supported
                 # an earlier cause explains a supported one; one as frequent before the

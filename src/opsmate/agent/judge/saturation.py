@@ -6,7 +6,9 @@ import re
 from collections.abc import Iterator
 
 from opsmate.agent.evidence import EvidenceStore
+from opsmate.agent.observe.analyzers.metrics_nodes import NODE_LABELS, node_name, runs_on
 from opsmate.agent.observe.facts import Fact, FactKind, ObjRef
+from opsmate.agent.observe.graph import ObjectGraph
 from opsmate.agent.signals import metric_names
 from opsmate.agent.state import TaskState
 from opsmate.records.payloads import MetricsPayload
@@ -59,6 +61,52 @@ def derive_saturation(store: EvidenceStore, state: TaskState) -> None:
                     ],
                     focus=True,
                     detail={"in_use": nu, "capacity": nc, "max": mxu, "limit": lastc},
+                )
+            )
+
+
+def derive_node_limits(store: EvidenceStore, state: TaskState, graph: ObjectGraph) -> None:
+    """A per-node series at its per-node limit (``x`` and ``x_limit``, two recorded queries):
+    a node whose table is full. For the connection-tracking table (entries at
+    ``node_nf_conntrack_entries_limit``) the kernel drops new connections there."""
+    by_name: dict[str, tuple[str, dict[str, float]]] = {}
+    for eid, m, query in _metric_answers(store):
+        names = metric_names(query)
+        if len(names) != 1:
+            continue
+        levels: dict[str, float] = {}
+        for s in m.series:
+            where = next((s.labels[k] for k in NODE_LABELS if s.labels.get(k)), None)
+            if where and s.max and s.max.value is not None:
+                levels[node_name(where, graph)] = float(s.max.value)
+        if levels:
+            by_name[names[0]] = (eid, levels)
+    for name, (ec, limits) in by_name.items():
+        if not name.endswith("_limit") or name[: -len("_limit")] not in by_name:
+            continue
+        used = name[: -len("_limit")]
+        eu, levels = by_name[used]
+        for node, top in sorted(levels.items()):
+            cap = limits.get(node)
+            if not cap or top < _NEAR * cap:
+                continue
+            full = "conntrack" in used
+            says = "the node's conntrack table is full: new connections are dropped"
+            quote = f"{used} on node {node} reached {name} ({top:g} of {cap:g})"
+            runs = runs_on(node, graph)
+            state.upsert_fact(
+                Fact(
+                    key=f"node-limit:{node}:{used}",
+                    statement=f"{quote}: {says if full else 'the node is at its limit'}"
+                    + (f" (it runs {', '.join(runs)})" if runs else ""),
+                    evidence=[eu, ec],
+                    kind=FactKind.SATURATION,
+                    severity="error",
+                    quote=quote,
+                    subject=ObjRef(kind="Node", name=node),
+                    reason="conntrack_full" if full else None,
+                    terms=["node", node.lower(), used.lower()],
+                    detail={"in_use": used, "capacity": name, "max": top, "limit": cap},
                 )
             )
 

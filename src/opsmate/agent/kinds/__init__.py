@@ -3,6 +3,7 @@
 
 from opsmate.agent.kinds.card import Card, Read, Role, Trait, read
 from opsmate.agent.kinds.registry import (
+    SEEN_KINDS,
     base,
     by_id,
     card_for,
@@ -10,10 +11,12 @@ from opsmate.agent.kinds.registry import (
     finer,
     kinds_with,
     role,
+    seen,
     too_few,
 )
 
 __all__ = [
+    "SEEN_KINDS",
     "Card",
     "Read",
     "Role",
@@ -26,5 +29,6 @@ __all__ = [
     "kinds_with",
     "read",
     "role",
+    "seen",
     "too_few",
 ]

@@ -127,6 +127,10 @@ class Card:
     rules_out: str = ""  # what rules it out (docs, the report's candidates ruled out)
     catalog: tuple[str, ...] = ()  # the public catalogs that list it
     needs_deeper: bool = False  # a cause that is itself an effect: never `complete` alone
+    # a regex over what is seen (the question, the errors logged, the failed calls): the
+    # failure mode shows itself only so (a missing TLS Secret: certificate errors); present
+    # but unseen, it is a latent misconfiguration, not the cause of what is asked about
+    seen_as: str = ""
     # the products whose own error this is (as their images are named: ``redis``, ``valkey``):
     # a client that quotes it is answered by the workload that runs one of them
     software: tuple[str, ...] = ()

@@ -9,6 +9,7 @@ the kind's base card. ``base(kind)`` is the base card; ``by_id`` one card;
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from datetime import timedelta
 from functools import lru_cache
 
@@ -88,6 +89,20 @@ def candidates(question: str) -> list[Card]:
         c for c in cards() if c.asks and c.role == Role.CAUSE and re.search(c.asks, question, re.I)
     ]
     return sorted(out, key=lambda c: c.base)
+
+
+# what is seen: the symptoms and the errors that were read
+SEEN_KINDS = frozenset(
+    {FactKind.ERROR_RATE, FactKind.LATENCY, FactKind.ALERT, FactKind.LOG_ERROR,
+     FactKind.LOG_WARNING, FactKind.DEPENDENCY_FAILURE, FactKind.LAST_WORDS,
+     FactKind.PROBE_FAILURE, FactKind.CONTAINER_EXIT}
+)  # fmt: skip
+
+
+def seen(card: Card, texts: Iterable[str]) -> bool:
+    """Whether ``texts`` (the question, the errors read) show ``card``'s failure mode the one
+    way it shows itself (its ``seen_as``); a card without one shows any way."""
+    return not card.seen_as or any(re.search(card.seen_as, t, re.I) for t in texts if t)
 
 
 def weak_root(f: Fact) -> bool:

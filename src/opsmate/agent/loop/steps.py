@@ -163,6 +163,7 @@ class Steps:
                 self.e.store.runbook_text.get(rid, "") for rid, _ in self.e.docs.values()
             ).lower(),
             window_from=self.state.constraints.window_from,
+            question=" ".join([self.state.goal, *self.state.questions]),
         )
         unrelated = unrelated_facts(
             self.state.facts,

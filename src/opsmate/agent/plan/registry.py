@@ -47,6 +47,16 @@ class RuleContext:
     services: list[str] = field(default_factory=list)  # services in focus
     runbook_text: str = ""  # the text of the runbooks already known (lower-case)
     window_from: datetime | None = None  # the start of the window the question is about
+    question: str = ""  # what was asked
+
+    def shows(self, card_id: str) -> bool:
+        """Whether the question or the errors read so far show the card's failure mode the
+        way it shows itself (its ``seen_as``): whether reading for it is worth a step."""
+        from opsmate.agent.kinds import SEEN_KINDS, by_id, seen
+
+        texts = [self.question]
+        texts += [f"{f.quote or ''} {f.message or ''}" for f in self.facts if f.kind in SEEN_KINDS]
+        return seen(by_id(card_id), texts)
 
     def ns(self, namespace: str | None = None) -> dict[str, Any]:
         """``{"namespace": ...}`` for a call: the object's own, else the task's, else none."""

@@ -46,6 +46,22 @@ NODE_RETRANSMITS = read(
     type="range",
 )
 
+# connections each node tracks, its table's size, the connections it dropped for lack of room
+NODE_CONNTRACK = read(
+    "query_metrics", "connections each node tracks (conntrack)", query="node_nf_conntrack_entries"
+)
+NODE_CONNTRACK_LIMIT = read(
+    "query_metrics",
+    "each node's conntrack table size",
+    query="node_nf_conntrack_entries_limit",
+)
+NODE_CONNTRACK_DROPS = read(
+    "query_metrics",
+    "connections each node dropped for a full conntrack table",
+    query="sum by (instance) (rate(node_nf_conntrack_stat_drop[5m]))",
+    type="range",
+)
+
 BASE: tuple[Card, ...] = (
     # -- symptoms -------------------------------------------------------------------
     Card(

@@ -4,7 +4,13 @@ KernelChaos / node faults; HolmesGPT's node playbooks)."""
 from __future__ import annotations
 
 from opsmate.agent.kinds.card import read
-from opsmate.agent.kinds.catalog.base import NODE_RETRANSMITS, variant
+from opsmate.agent.kinds.catalog.base import (
+    NODE_CONNTRACK,
+    NODE_CONNTRACK_DROPS,
+    NODE_CONNTRACK_LIMIT,
+    NODE_RETRANSMITS,
+    variant,
+)
 from opsmate.agent.observe.facts import FactKind as K
 
 CARDS = (
@@ -24,8 +30,29 @@ CARDS = (
         "net.netfilter.nf_conntrack_max only as a stopgap (a person decides)",
         topics=("conntrack", "node", "network", "kernel", "dropping packet"),
         asks=r"conntrack|connection|timeout|drop|node",
+        reads=(NODE_CONNTRACK, NODE_CONNTRACK_LIMIT, NODE_CONNTRACK_DROPS),
         evidence="the kernel's 'nf_conntrack: table full, dropping packet' in the node's log, "
-        "node-exporter's conntrack series",
+        "node-exporter's conntrack series (entries at the limit, drops)",
+        catalog=("classic: conntrack exhaustion", "SREGym: OS limits"),
+    ),
+    variant(
+        K.SATURATION,
+        "conntrack-filling",
+        "One node's connection-tracking table fills (far more entries than the other nodes)",
+        reasons=("conntrack_filling",),
+        example=(
+            "conntrack_filling",
+            "node_nf_conntrack_entries on node w2 rose from 27600 to 262144 at 13:38",
+        ),
+        specificity=2.5,
+        phrase="a node whose conntrack table fills up",
+        check="compare `node_nf_conntrack_entries` with `node_nf_conntrack_entries_limit` on "
+        "that node, its conntrack drops, and which pod there opens connections in bulk",
+        mitigation="stop or move what floods the node with connections (a person decides)",
+        topics=("conntrack", "node", "network", "connections"),
+        reads=(NODE_CONNTRACK_LIMIT, NODE_CONNTRACK_DROPS),
+        evidence="node-exporter's conntrack entries rising on one node only",
+        confirms="the entries at the table's limit, or conntrack drops on that node",
         catalog=("classic: conntrack exhaustion", "SREGym: OS limits"),
     ),
     variant(

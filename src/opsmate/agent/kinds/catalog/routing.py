@@ -128,6 +128,9 @@ CARDS = (
         mitigation="create / renew the TLS Secret or correct secretName (a person decides)",
         topics=("ingress", "tls", "certificate", "secret", "https"),
         asks=r"tls|https|certificate|ssl|证书",
+        # the controller serves its default certificate: clients see certificate errors, and
+        # requests still reach the backend
+        seen_as=r"tls|ssl|https|x509|certificate|cert_|handshake|not private|证书",
         reads=(
             _INGRESS,
             read("list_objects", "secrets (names only)", kind="Secret", namespace="{ns}"),

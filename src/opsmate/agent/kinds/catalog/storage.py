@@ -33,6 +33,9 @@ CARDS = (
         "StorageClass; a bound claim's class cannot change, so recreate it (a person decides)",
         topics=("storage", "storageclass", "pvc", "claim", "volume", "provision"),
         asks=r"pvc|volume|storage|disk|pending|存储",
+        # a claim that cannot be provisioned keeps its pod pending: a running workload whose
+        # claims are bound is not hurt by a template naming a class that is gone
+        explains=frozenset({K.POD_PENDING, K.NOT_READY, K.ALERT}),
         reads=(_CLAIMS, _CLASSES),
         catalog=("k8sgpt:PersistentVolumeClaim", "HolmesGPT:pvc storage class", "ITBench:storage"),
     ),

@@ -6,7 +6,7 @@ import itertools
 import re
 from typing import Any
 
-from opsmate.agent.observe.analyzers.metrics_nodes import node_network_loss
+from opsmate.agent.observe.analyzers.metrics_nodes import node_signals
 from opsmate.agent.observe.context import ObserveContext
 from opsmate.agent.observe.facts import Fact, FactKind, ObjRef
 from opsmate.agent.observe.registry import for_tools
@@ -164,9 +164,9 @@ def metrics(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
         label = f"{label} (CPU)"  # what the series measures, in the word people search for
     quoted = query.split('"')[1::2]
     ratio_like = "/" in query or bool(_RATIO.search(query))
-    facts: list[Fact] = node_network_loss(query, res.series[:60], ctx)
+    facts: list[Fact] = node_signals(query, res.series[:60], ctx)
     if facts:
-        return facts  # the nodes losing packets: the series' shifts say nothing more
+        return facts  # the nodes that stand out: the series' shifts say nothing more
     shifted = False
     for s in res.series[:60]:
         lbl = ",".join(f"{k}={v}" for k, v in s.labels.items())

@@ -318,7 +318,8 @@ def ingress_references(result: ToolResult, ctx: RuleContext) -> Iterable[Check]:
             out.append(
                 list_check(ctx, "Service", ing.namespace, f"Ingress {ing.name}: its backends")
             )
-        if ing.tls_secrets:
+        if ing.tls_secrets and ctx.shows("ingress-tls-secret-missing"):
+            # a TLS Secret missing shows as certificate errors: read when something does
             out.append(
                 list_check(ctx, "Secret", ing.namespace, f"Ingress {ing.name}: its TLS Secrets")
             )
