@@ -353,3 +353,20 @@ def test_a_name_said_only_in_a_guess_is_a_suspect_not_the_subject() -> None:
     assert detect_subject("Is the checkout service broken?").names == ["checkout"]
     s = detect_subject("orders-api returns 500 since 10:00. Is the redis-cache full?")
     assert s.names == ["orders-api"]
+
+
+def test_a_guessed_service_gives_way_to_the_namespace_the_question_names() -> None:
+    from opsmate.agent.intake.names import detect_subject
+
+    q = ("Nobody can create issues in Plane on staging (namespace plane) since 08:20. Was it "
+         "the plane-web release at 08:05?")  # fmt: skip
+    s = detect_subject(q, namespace=detect_namespace(q))
+    assert s.names == [] and s.namespace == "plane" and s.suspects == ["plane-web"]
+
+
+def test_symptom_words_start_a_word() -> None:
+    from opsmate.agent.kinds.registry import candidates
+
+    ids = {c.id for c in candidates("503s on shop (namespace shop-3) since 10:00")}
+    assert "disk-full" not in ids  # "space" said inside "namespace"
+    assert "disk-full" in {c.id for c in candidates("the volume ran out of space")}

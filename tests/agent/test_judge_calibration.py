@@ -827,3 +827,33 @@ def test_an_effect_with_no_why_gives_way_to_a_conclusive_cause_of_the_same_sympt
     assert _conclusive_over_bare(refused, [refused, selector]) is selector
     refused.chain = [selector.lead]  # its why was found: it stands
     assert _conclusive_over_bare(refused, [refused, selector]) is refused
+
+
+def test_a_failing_call_that_names_nothing_and_has_no_why_is_a_lead_not_a_finding() -> None:
+    nameless = fact(K.DEPENDENCY_FAILURE, 'shop reports a failing dependency (unavailable): '
+                    '"(Handler.h:614:Upload) Failed to initialize the counter: CONNECTION '
+                    'FAILURE"', "E2", service="shop", focus=True, reason="unavailable",
+                    count=40, minutes=1)  # fmt: skip
+    errors = fact(K.ERROR_RATE, "shop: 40 of 200 requests failed", "E1", service="shop",
+                  focus=True)  # fmt: skip
+    an = judge([errors, nameless])
+    assert an.root is None  # a source file ("Handler.h:614") is no dependency's name
+    named = nameless.model_copy(update={"quote": "cannot connect to memcached:11211: refused",
+                                        "objects": [ObjRef(kind="host", name="memcached")],
+                                        "key": "named"})  # fmt: skip
+    from opsmate.agent.judge.analysis import _nameless_effect
+    from opsmate.agent.judge.candidates import Candidate
+
+    assert _nameless_effect(Candidate(lead=nameless, relation="subject"))
+    assert not _nameless_effect(Candidate(lead=named, relation="subject"))  # says what failed
+
+
+def test_a_rollout_whose_change_is_unknown_and_nothing_failing_after_it_is_a_lead() -> None:
+    rollout = fact(K.CHANGE, "deployment admin rolled out revision 12 of admin at 09:55 (same "
+                   "image as before: a configuration change)", "E2", service="shop",
+                   focus=True, minutes=-5, severity="info",
+                   detail={"change": "rollout", "template_changes": []})  # fmt: skip
+    errors = fact(K.ERROR_RATE, "shop: 40 of 200 requests failed", "E1", service="shop",
+                  focus=True)  # fmt: skip
+    an = judge([errors, rollout])
+    assert an.root is None or an.root.lead is not rollout

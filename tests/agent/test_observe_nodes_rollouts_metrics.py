@@ -554,3 +554,16 @@ def test_a_node_at_its_conntrack_limit_is_full() -> None:
     [f] = state.facts
     assert f.reason == "conntrack_full" and f.subject == ObjRef(kind="Node", name="w2")
     assert f.evidence == ["E1", "E2"] and "262100 of 262144" in f.statement
+
+
+def test_a_volume_out_of_inodes_is_named_for_its_claim() -> None:
+    q = (
+        'kubelet_volume_stats_inodes_used{namespace="registry"} / '
+        'kubelet_volume_stats_inodes{namespace="registry"}'
+    )
+    labels = {"namespace": "registry", "persistentvolumeclaim": "storage-verdaccio-0"}
+    (f,) = metric_facts(q, [(labels, [0.9, 0.95, 0.99, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0])])
+    assert f.kind == FactKind.SATURATION and f.reason == "inodes_exhausted"
+    assert f.subject == ObjRef(kind="PersistentVolumeClaim", name="storage-verdaccio-0",
+                               namespace="registry")  # fmt: skip
+    assert "no free inodes" in f.statement

@@ -133,6 +133,7 @@ def ground(
             # that exists: the question is about its namespace as a whole
             unresolved.extend(unknown)
             out.names = []
+            focus = [s for s in focus if s not in unknown or s in inventory.names]
             notes.append(
                 "no object named " + ", ".join(repr(n) for n in unknown) + " exists; "
                 "the investigation covers "

@@ -174,9 +174,10 @@ def detect_subject(
     for s in services:
         pos = low.find(s.lower())
         names.append((pos if pos >= 0 else 10**8, s.lower()))
-    kept = _without_guesses(low, names, hosts)
+    kept = _without_guesses(low, names, hosts, namespace)
     if kind_name is not None and kind_name not in {n for _, n in kept}:
         kind = None  # the kind word belonged to the suspect ("the backup job")
+    suspects = sorted({n for _, n in names} - {n for _, n in kept})
     names = kept
     ordered = [n for _, n in sorted(names)]
     unique: list[str] = []
@@ -186,7 +187,7 @@ def detect_subject(
             unique.append(n)
     return Subject(
         names=unique[:4], kind=kind, namespace=namespace, hosts=hosts[:3],
-        symptom=detect_symptom(text),
+        symptom=detect_symptom(text), suspects=suspects,
     )  # fmt: skip
 
 
@@ -200,11 +201,11 @@ _GUESS = re.compile(
 
 
 def _without_guesses(
-    low: str, names: list[tuple[int, str]], hosts: list[str]
+    low: str, names: list[tuple[int, str]], hosts: list[str], namespace: str | None = None
 ) -> list[tuple[int, str]]:
     """``names`` less those said only inside a guess, when the question names what has
-    the symptom otherwise too (another name, a host): the suspect is read, not the
-    subject."""
+    the symptom otherwise too (another name, a host, the namespace it lives in): the
+    suspect is read, not the subject."""
     spans = [m.span(1) for m in _GUESS.finditer(low)]
     if not spans:
         return names
@@ -214,7 +215,7 @@ def _without_guesses(
         return bool(at) and all(any(a <= p < b for a, b in spans) for p in at)
 
     kept = [(p, n) for p, n in names if not guessed(n)]
-    if len(kept) == len(names) or not (kept or hosts):
+    if len(kept) == len(names) or not (kept or hosts or namespace):
         return names
     return kept
 

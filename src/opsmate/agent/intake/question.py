@@ -256,6 +256,13 @@ def run_intake(
     subject = detect_subject(
         question, services=focus, namespace=namespace, exclude=[*env_words, *healthy]
     )
+    if subject.suspects and not services:
+        # a service named only in a guess is read, not the focus of the task
+        focus = [s for s in focus if s.lower() not in subject.suspects]
+        notes.append(
+            "the question's guess " + ", ".join(subject.suspects) + " is checked, not taken "
+            "as the subject"
+        )
     if healthy:
         notes.append(
             "the question says " + ", ".join(sorted(healthy)) + " is healthy: it is not the "

@@ -25,6 +25,9 @@ class Subject(BaseModel):
     namespace: str | None = None
     hosts: list[str] = Field(default_factory=list)  # host names (Ingress rules, dependencies)
     symptom: FactKind | None = None  # what the question reports (errors, slow, crashing ...)
+    # names the question puts only as a guess ("is RabbitMQ broken again?"): read, not the
+    # subject
+    suspects: list[str] = Field(default_factory=list)
 
     def empty(self) -> bool:
         return not self.names and not self.hosts

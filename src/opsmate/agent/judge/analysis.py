@@ -210,6 +210,8 @@ def analyse(
         root = None  # a bare error line beside a routing fault that may be behind it
     if root is not None and _bare_release(root, cands):
         root = None  # a new image and trouble after it: a lead, not a finding
+    if root is not None and _nameless_effect(root):
+        root = None  # "a dependency failed", no why and no name: a lead, not a finding
     over = _over(state, facts) if root is not None else None
     if over is not None:
         root = None  # the trouble is over: what caused it stays a lead, not a finding
@@ -255,16 +257,34 @@ def _says_why(f: Fact) -> bool:
     return any(says_failure(x) for x in lines)
 
 
+def _nameless_effect(root: Candidate) -> bool:
+    """A root that is an effect (its card needs a why: a failing call, a probe timing out)
+    with no deeper cause found and naming nothing: "web reports a failing dependency" says
+    something failed, not what — the report stays partial."""
+    lead = root.lead
+    if not card_for(lead).needs_deeper or root.chain or root.change is not None:
+        return False
+    if lead.kind == K.PROBE_FAILURE or (lead.subject and lead.subject.kind == "Pod"):
+        return False  # a pod's own effect names its pod
+    return not links.named_in(lead) and not any(
+        o.kind in ("host", "Service", "app") for o in lead.objects
+    )
+
+
 def _bare_release(root: Candidate, cands: list[Candidate]) -> bool:
-    """A root that is only a new image rolled out before the trouble: nothing read shows the
-    new version failing (no error, crash or failed probe of that workload after it), so the
-    timing is all that ties them — the release stays the first lead, the report partial."""
+    """A root that is only a new image rolled out before the trouble (or a rollout whose
+    change is not known: the same image, no template difference read): nothing read shows
+    the new version failing (no error, crash or failed probe of that workload after it), so
+    the timing is all that ties them — the release stays the first lead, the report
+    partial."""
     lead = root.lead
     if lead.kind != K.CHANGE or card_for(lead).has(Trait.ACTS) or root.chain:
         return False
     changes = [str(c) for c in (lead.detail or {}).get("template_changes") or []]
-    if not changes or not all(": image " in c for c in changes):
+    if changes and not all(": image " in c for c in changes):
         return False  # a configuration change says what changed: it can be the finding
+    if not changes and (lead.detail or {}).get("change") != "rollout":
+        return False
     t0 = lead.time
     return not any(
         c is not root

@@ -67,12 +67,22 @@ def is_dns_failure(f: Fact) -> bool:
     return f.reason == "dns" or bool(_DNS_TEXT.search(f"{f.message or ''} {f.quote or ''}"))
 
 
+_SOURCE_FILE = re.compile(
+    r"\.(?:h|hh|hpp|c|cc|cpp|go|py|pyc|java|class|rb|js|mjs|ts|rs|php|cs|kt|scala|lua|ex|exs)"
+    r"(?::\d+)?$"
+)
+
+
 def named_in(f: Fact) -> set[str]:
     """The dependencies one fact names: its objects and host-like words of its text (also by
     their first label), and the cluster DNS when it is a name-resolution failure."""
     text = f"{f.quote or ''} {f.message or ''}".lower()
     out = {o.name.lower() for o in f.objects}
-    out |= set(re.findall(r"[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)+(?::\d+)?", text))
+    out |= {
+        w
+        for w in re.findall(r"[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)+(?::\d+)?", text)
+        if not _SOURCE_FILE.search(w)  # a stack frame's file ("handler.h:614"), no host
+    }
     out |= set(re.findall(r"[a-z0-9]+(?:-[a-z0-9]+)+", text))
     out |= {w.split(".")[0].split(":")[0] for w in out if "." in w or ":" in w}
     if is_dns_failure(f):

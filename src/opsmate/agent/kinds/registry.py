@@ -84,10 +84,13 @@ def kinds_with(trait: Trait) -> frozenset[FactKind]:
 
 
 def candidates(question: str) -> list[Card]:
-    """Cause cards whose symptom words (``asks``) the question uses, base cards last."""
+    """Cause cards whose symptom words (``asks``) the question uses (at the start of a
+    word), base cards last."""
     out = [
-        c for c in cards() if c.asks and c.role == Role.CAUSE and re.search(c.asks, question, re.I)
-    ]
+        c
+        for c in cards()
+        if c.asks and c.role == Role.CAUSE and re.search(rf"(?<![a-z])(?:{c.asks})", question, re.I)
+    ]  # a symptom word starts a word: "space" is not said by "namespace"
     return sorted(out, key=lambda c: c.base)
 
 

@@ -13,7 +13,7 @@ import threading
 from typing import Any
 
 from opsmate.agent.evidence import summarize
-from opsmate.agent.intake.subject import names_mentioned
+from opsmate.agent.intake.subject import Subject, names_mentioned
 from opsmate.agent.judge.causality import Role, role
 from opsmate.agent.loop.engine import Engine, Limits
 from opsmate.agent.loop.events import (
@@ -145,6 +145,9 @@ class Steps:
         seen = [n for objs in self.e.graph.objects.values() for (_, n) in objs]
         seen += [s for s in self.state.constraints.services]
         found = names_mentioned(self.state.questions[0], seen)
+        found = [
+            n for n in found if not any(Subject(names=[s]).matches(n) for s in subject.suspects)
+        ]
         if found:
             subject.names.extend(found)
             self.notes.append(f"the question's subject read as {', '.join(found)}")

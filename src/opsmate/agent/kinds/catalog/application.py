@@ -181,7 +181,7 @@ CARDS = (
         example=("pool_exhausted", "FATAL: sorry, too many clients already"),
         conclusive=True,
         specificity=2.9,
-        phrase="a database at its connection limit",
+        phrase="a database at its connection limit (max_connections)",
         check="count connections per client on the database (pg_stat_activity / SHOW "
         "PROCESSLIST) against max_connections",
         mitigation="lower the pool sizes x replicas of the clients, or raise max_connections "

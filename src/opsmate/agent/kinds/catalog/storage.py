@@ -17,6 +17,14 @@ _CLAIMS = read(
     "list_objects", "the claims and their phase", kind="PersistentVolumeClaim", namespace="{ns}"
 )
 _CLASSES = read("list_objects", "storage classes", kind="StorageClass")
+# the share of each volume's inodes in use: ENOSPC with bytes free is a volume out of files
+_INODES = read(
+    "query_metrics",
+    "the share of each volume's inodes in use",
+    query='kubelet_volume_stats_inodes_used{namespace="{ns}"} / '
+    'kubelet_volume_stats_inodes{namespace="{ns}"}',
+    type="range",
+)
 
 CARDS = (
     variant(
@@ -153,6 +161,29 @@ CARDS = (
     ),
     variant(
         K.SATURATION,
+        "inodes-exhausted",
+        "A volume has no free inodes: creating a file fails (ENOSPC) while bytes are free",
+        reasons=("inodes_exhausted",),
+        words=r"inodes? (?:exhausted|used up)|no free inodes|out of inodes",
+        traits=frozenset({Trait.CASCADE, Trait.OWN_LIMIT}),
+        example=("inodes_exhausted", "kubelet_volume_stats_inodes_used / _inodes at 1.0"),
+        conclusive=True,
+        specificity=3.2,
+        phrase="a volume out of inodes (too many files; bytes are still free)",
+        check="compare the volume's inodes with its bytes: `kubectl -n {ns} exec {obj} -- df -i` "
+        "against `df -h`, and kubelet_volume_stats_inodes_used / kubelet_volume_stats_inodes",
+        mitigation="delete the many small files (caches, temp, old packages) or move the data to a "
+        "filesystem with more inodes (a person decides)",
+        topics=("inode", "inodes", "disk", "files", "volume", "enospc"),
+        asks=r"inode|files?|space|disk|enospc",
+        reads=(_INODES,),
+        evidence="kubelet_volume_stats_inodes_used at kubelet_volume_stats_inodes (or "
+        "node_filesystem_files_free at 0) while the bytes used are below the size",
+        rules_out="inodes free on the volume (then: its bytes)",
+        catalog=("SREGym: OS limits", "classic: inode exhaustion"),
+    ),
+    variant(
+        K.SATURATION,
         "disk-full",
         "A disk or volume is full",
         traits=frozenset({Trait.CASCADE, Trait.OWN_LIMIT}),
@@ -173,7 +204,9 @@ CARDS = (
         # what kept filling it: a database that keeps its write-ahead log for an archiver
         # that fails; never a failing call elsewhere (a full disk is the process's own)
         deeper=frozenset({K.NODE_PROBLEM, K.CONFIG_ERROR}),
-        deeper_cards=("wal-archive-failing", "wal-archive-failing-warning"),
+        # a full disk may be one out of inodes: ENOSPC says either
+        deeper_cards=("wal-archive-failing", "wal-archive-failing-warning", "inodes-exhausted"),
+        reads=(_INODES,),
     ),
     *variants(
         (

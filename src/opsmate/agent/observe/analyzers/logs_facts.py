@@ -110,6 +110,11 @@ def onset_split(
         span_before = max((onset - buckets.from_).total_seconds(), 1.0)
         span_after = max((buckets.to - onset).total_seconds(), 1.0)
         background = before / span_before >= (after / span_after) / 3.0
+        if background and first is not None and after > 0:
+            # a stream that began inside the window after a quiet stretch began the trouble
+            # before it was noticed (an onset is often when someone saw it): not background
+            quiet = (first - buckets.from_).total_seconds()
+            background = quiet < 0.2 * (buckets.to - buckets.from_).total_seconds()
     elif before > 0 and after == 0:
         background = True
     out["background"] = background

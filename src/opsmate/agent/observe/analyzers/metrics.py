@@ -36,6 +36,7 @@ _RESOURCE = re.compile(
     r"|queue_(?:size|length|depth)|backlog|maxclients|connected_clients|threads_(?:active|busy)",
     re.I,
 )
+_INODES = re.compile(r"inodes_used|files_free|inodes", re.I)  # a volume's files, not bytes
 _PEER_LABELS = ("peer", "upstream", "remote", "target", "backend", "dependency", "destination")
 _SELECTOR = re.compile(r'\b(service|app|job|deployment|container)\s*=~?\s*"([^"]+)"')
 
@@ -181,19 +182,26 @@ def metrics(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
             top = 1.0 if mx <= 1.5 else 100.0
             in_range = mx <= 1.01 if top == 1.0 else mx <= 100.5
             if in_range and mx >= 0.99 * top and last >= 0.95 * top:
+                inodes = bool(_INODES.search(query))
+                claim = s.labels.get("persistentvolumeclaim")
+                if subject is None and claim:
+                    ns = s.labels.get("namespace")
+                    subject = ObjRef(kind="PersistentVolumeClaim", name=claim, namespace=ns)
                 facts.append(
                     Fact(
                         key=f"metric:{query}:{lbl}:pinned",
                         kind=FactKind.SATURATION,
                         severity="error",
                         statement=f"{what} is pinned at its maximum ({last}; max {mx} "
-                        f"at {hm(s.max.time if s.max else None)})",
+                        f"at {hm(s.max.time if s.max else None)})"
+                        + (": no free inodes left on the volume" if inodes else ""),
                         evidence=[ctx.eid],
                         time=s.max.time if s.max else None,
                         quote=f"{what} at {last}",
                         terms=list(terms)[:20],
                         focus=focus,
                         subject=subject,
+                        reason="inodes_exhausted" if inodes else None,
                         detail={"query": query, "labels": s.labels, "max": mx, "last": last},
                     )
                 )
