@@ -857,3 +857,22 @@ def test_a_rollout_whose_change_is_unknown_and_nothing_failing_after_it_is_a_lea
                   focus=True)  # fmt: skip
     an = judge([errors, rollout])
     assert an.root is None or an.root.lead is not rollout
+
+
+def test_work_piling_up_is_explained_by_what_in_the_namespace_stopped_consuming_it() -> None:
+    from opsmate.agent.intake.names import detect_namespace, detect_subject
+
+    q = ("Plane (namespace plane): e-mail notifications stopped being processed since 11:25 and "
+         "the RabbitMQ queue alert is firing. Is RabbitMQ broken again?")  # fmt: skip
+    subject = detect_subject(q, services=["rabbitmq"], namespace=detect_namespace(q))
+    assert subject.backlog and subject.names == ["rabbitmq"]
+    refused = fact(K.MISCONFIGURATION, "27 FailedCreate events on ReplicaSet worker-5d8f: Error "
+                   "creating: failed calling webhook: context deadline exceeded", "E2",
+                   subject=ObjRef(kind="ReplicaSet", name="worker-5d8f", namespace="plane"),
+                   reason="FailedCreate", minutes=-1, conclusive=True, count=27,
+                   last_time=T0 + timedelta(minutes=38))  # fmt: skip
+    state = TaskState(goal=q, questions=[q], subject=subject, facts=[refused], onset=T0)
+    state.constraints.window_to = T0 + timedelta(minutes=40)
+    an = analyse(state, EvidenceStore(), [], ObjectGraph())
+    # the consumer that cannot start explains the queue; and it still goes on: not "over"
+    assert an.root is not None and an.root.lead is refused

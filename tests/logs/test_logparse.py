@@ -286,3 +286,12 @@ def test_a_server_noting_that_a_client_went_away_names_no_dependency() -> None:
         assert classify(said).kind is None, said
     assert classify("dial tcp 10.0.0.1:5432: connection reset by peer").kind == "dependency"
     assert classify("connect to db:5432 from client pod: connection refused").reason == "refused"
+
+
+def test_a_client_naming_what_timed_out_names_its_dependency() -> None:
+    from opsmate.loganalysis.signals import classify
+
+    sig = classify("face: smiley timed out after 1000ms (cell 2,2)")
+    assert (sig.kind, sig.reason, sig.targets) == ("dependency", "timeout", ("smiley",))
+    assert classify("the job timed out after 30s").kind is None  # the work, not a dependency
+    assert classify("request timed out after 5s").kind is None

@@ -62,6 +62,12 @@ _CONN_FAIL = re.compile(
     r"quorum (?:lost|not (?:available|reached))",
     _I,
 )
+# what may time out and is not a dependency: the operation itself ("the job timed out")
+_WHAT_TIMED_OUT = (
+    r"(?!(?:job|request|call|query|operation|task|connection|read|write|transaction|statement"
+    r"|lock|context|handshake|session|probe|command|process|test|step|wait|poll|it|this|that"
+    r"|which|and|has|have|had|was|been)\b)"
+)
 _TARGET_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(
         r"resolve(?: host(?:name)?)?:?\s+['\"`]?(?P<h>[\w][\w.\-]*\.[\w\-]+|[\w][\w\-]+)", _I
@@ -88,6 +94,10 @@ _TARGET_PATTERNS: tuple[re.Pattern[str], ...] = (
         _I,
     ),
     re.compile(r"remote host \(?(?P<h>[\w][\w.\-:]*)", _I),
+    # a client naming what did not answer: "smiley timed out after 1000ms"
+    re.compile(
+        _WHAT_TIMED_OUT + r"(?P<h>[a-z][\w.\-]{2,}) (?:call |request )?timed out after \d", _I
+    ),
 )
 _NOT_NAMES = frozenset(
     {
@@ -443,7 +453,14 @@ def _names_target(text: str) -> bool:
     return bool(
         re.search(r"\b(?:to|from|with|of|calling|upstream)\b|->\s*\S+:\d+", text, _I)
         or _RPC_CALL.search(text)
+        or _TIMED_OUT_AFTER.search(text)
     )
+
+
+# "smiley timed out after 1000ms": something named did not answer within the client's limit
+_TIMED_OUT_AFTER = re.compile(
+    r"\b" + _WHAT_TIMED_OUT + r"[a-z][\w.\-]{2,} (?:call |request )?timed out after \d", _I
+)
 
 
 # a gRPC client's own account of a call that failed: always a call to another service

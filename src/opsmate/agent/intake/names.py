@@ -187,7 +187,7 @@ def detect_subject(
             unique.append(n)
     return Subject(
         names=unique[:4], kind=kind, namespace=namespace, hosts=hosts[:3],
-        symptom=detect_symptom(text), suspects=suspects,
+        symptom=detect_symptom(text), suspects=suspects, backlog=bool(_BACKLOG.search(low)),
     )  # fmt: skip
 
 
@@ -218,6 +218,13 @@ def _without_guesses(
     if len(kept) == len(names) or not (kept or hosts or namespace):
         return names
     return kept
+
+
+_BACKLOG = re.compile(
+    r"\bbacklog|\bqueue (?:alert|depth|length|size|is growing|grows|keeps growing)"
+    r"|consumer lag|\blagging\b|piling up|pile up|(?:not|stopped|no longer) (?:being )?processed"
+    r"|unprocessed|messages? (?:are )?(?:stuck|piling)"
+)
 
 
 def _product_name(host: str, text: str) -> bool:

@@ -28,6 +28,9 @@ class Subject(BaseModel):
     # names the question puts only as a guess ("is RabbitMQ broken again?"): read, not the
     # subject
     suspects: list[str] = Field(default_factory=list)
+    # work piling up in a queue ("the queue alert fires", "jobs are not processed"): what
+    # consumes it, anywhere in the namespace, is what to explain it by
+    backlog: bool = False
 
     def empty(self) -> bool:
         return not self.names and not self.hosts

@@ -212,7 +212,7 @@ def analyse(
         root = None  # a new image and trouble after it: a lead, not a finding
     if root is not None and _nameless_effect(root):
         root = None  # "a dependency failed", no why and no name: a lead, not a finding
-    over = _over(state, facts) if root is not None else None
+    over = _over(state, facts, root) if root is not None else None
     if over is not None:
         root = None  # the trouble is over: what caused it stays a lead, not a finding
     hyps = _hypotheses(cands, root, mine, onset, facts)
@@ -354,7 +354,7 @@ _RECOVERY = re.compile(
 _QUIET = timedelta(minutes=15)
 
 
-def _over(state: TaskState, facts: list[Fact]) -> str | None:
+def _over(state: TaskState, facts: list[Fact], root: Candidate | None = None) -> str | None:
     """When the question says the trouble resolved (or asks whether it still holds) and the
     evidence agrees — every problem about the subject was last seen a quarter of an hour or
     more before the end of the window, and none is a standing state without a time — why
@@ -367,6 +367,8 @@ def _over(state: TaskState, facts: list[Fact]) -> str | None:
         for f in facts
         if f.focus and f.severity == "error" and role(f) in (Role.SYMPTOM, Role.CAUSE)
     ]
+    if root is not None and root.conclusive and root.lead not in problems:
+        problems.append(root.lead)  # the system's own account of a cause that goes on
     if any(f.time is None or (f.last_time or f.time) >= end - _QUIET for f in problems):
         return None
     last = max(((f.last_time or f.time) for f in problems if f.time), default=None)

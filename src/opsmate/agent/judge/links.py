@@ -23,6 +23,7 @@ from opsmate.agent.kinds import Role, Trait, card_for, too_few
 from opsmate.agent.observe.depgraph import DependencyGraph, fact_component, workload_of
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.graph import ObjectGraph
+from opsmate.loganalysis.signals import SOURCE_FILE
 
 SUBJECT, LINKED, SCOPE, IMPACT, UNRELATED = "subject", "linked", "scope", "impact", "unrelated"
 # an injected fault no path links to the subject, put forward by timing and its target's damage
@@ -67,12 +68,6 @@ def is_dns_failure(f: Fact) -> bool:
     return f.reason == "dns" or bool(_DNS_TEXT.search(f"{f.message or ''} {f.quote or ''}"))
 
 
-_SOURCE_FILE = re.compile(
-    r"\.(?:h|hh|hpp|c|cc|cpp|go|py|pyc|java|class|rb|js|mjs|ts|rs|php|cs|kt|scala|lua|ex|exs)"
-    r"(?::\d+)?$"
-)
-
-
 def named_in(f: Fact) -> set[str]:
     """The dependencies one fact names: its objects and host-like words of its text (also by
     their first label), and the cluster DNS when it is a name-resolution failure."""
@@ -81,7 +76,7 @@ def named_in(f: Fact) -> set[str]:
     out |= {
         w
         for w in re.findall(r"[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)+(?::\d+)?", text)
-        if not _SOURCE_FILE.search(w)  # a stack frame's file ("handler.h:614"), no host
+        if not SOURCE_FILE.search(w.split(":")[0])  # a stack frame's file ("handler.h:614")
     }
     out |= set(re.findall(r"[a-z0-9]+(?:-[a-z0-9]+)+", text))
     out |= {w.split(".")[0].split(":")[0] for w in out if "." in w or ":" in w}
@@ -182,6 +177,8 @@ def relation(
     ):
         # a question about a host in a namespace it names: that namespace is its scope
         return SCOPE
+    if subject.backlog and subject.namespace and _ns(f) == subject.namespace:
+        return SCOPE  # work piling up: whatever consumes it in the namespace may have stopped
     return UNRELATED
 
 
