@@ -295,3 +295,22 @@ def test_a_client_naming_what_timed_out_names_its_dependency() -> None:
     assert (sig.kind, sig.reason, sig.targets) == ("dependency", "timeout", ("smiley",))
     assert classify("the job timed out after 30s").kind is None  # the work, not a dependency
     assert classify("request timed out after 5s").kind is None
+
+
+def test_hikari_running_out_of_connections_is_an_exhausted_pool() -> None:
+    from opsmate.loganalysis.signals import classify
+
+    line = ("HikariPool-1 - Connection is not available, request timed out after 30000ms "
+            "(total=10, active=10, idle=0, waiting=37)")  # fmt: skip
+    assert classify(line).reason == "pool_exhausted"
+
+
+def test_a_postgres_lock_wait_is_lock_contention_at_any_level() -> None:
+    from opsmate.agent.kinds import card_for
+    from opsmate.agent.observe.facts import Fact, FactKind
+
+    line = ("process 45923 still waiting for RowExclusiveLock on relation 16412 of database "
+            "16384 after 1000.837 ms")  # fmt: skip
+    for kind in (FactKind.LOG_ERROR, FactKind.LOG_WARNING):
+        f = Fact(key="k", statement="s", kind=kind, quote=line)
+        assert card_for(f).id.startswith("db-lock-contention")

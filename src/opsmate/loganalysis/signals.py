@@ -323,6 +323,8 @@ _SATURATION: tuple[tuple[re.Pattern[str], str], ...] = (
             r"borrow(?:ing)?) (?:a )?(?:\w+ )?"
             r"connection (?:from|in) (?:the )?(?:\w+ )?pool|"
             r"connection pool (?:is )?(?:exhausted|full|timeout|timed out)|"
+            # HikariCP: "HikariPool-1 - Connection is not available, request timed out after"
+            r"Connection is not available, request timed out|"
             r"too many (?:connections|clients)|max(?:imum)? "
             r"(?:connections|pool size) (?:reached|exceeded)",
             _I,

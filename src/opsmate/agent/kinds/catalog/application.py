@@ -201,12 +201,14 @@ CARDS = (
         topics=("pool", "connection", "exhaust", "database", "timeout"),
         catalog=("HolmesGPT:db pool exhaustion", "classic: pool"),
     ),
-    variant(
-        K.LOG_ERROR,
-        "db-lock-contention",
+    *variants(
+        ((K.LOG_ERROR, "db-lock-contention"), (K.LOG_WARNING, "db-lock-contention-warning")),
         "Database lock waits or deadlocks",
+        # PostgreSQL's log_lock_waits: "process 4821 still waiting for RowExclusiveLock on
+        # relation 16412 ... after 1000 ms", with the process holding it
         words=r"deadlock|lock wait timeout|could not obtain lock|lock timeout"
-        r"|database is locked|waiting for lock|canceling statement due to lock",
+        r"|database is locked|waiting for lock|canceling statement due to lock"
+        r"|still waiting for \w*Lock|Process(?:es)? holding the lock",
         example=("", "ERROR: deadlock detected"),
         specificity=2.7,
         phrase="database lock contention",
