@@ -31,7 +31,7 @@ from opsmate.agent.judge.causality import Role, can_explain, role
 from opsmate.agent.judge.colocation import derive_shared_node
 from opsmate.agent.judge.saturation import derive_node_limits, derive_oom, derive_saturation
 from opsmate.agent.judge.statements import root_statement
-from opsmate.agent.kinds import SEEN_KINDS, Trait, card_for, seen, too_few
+from opsmate.agent.kinds import Trait, card_for, seen, too_few
 from opsmate.agent.observe import depgraph
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.facts import FactKind as K
@@ -142,9 +142,9 @@ def analyse(
     if added is not None and mine:
         added.explains, added.explains_subject = mine[0], True
     reached = links.unreachable_targets(facts, dg)
+    wf = state.constraints.window_from
     for c in cands:
-        wf = state.constraints.window_from
-        c.ended = bool(wf and c.lead.time and (c.lead.last_time or c.lead.time) < wf)
+        c.ended = _before_window(c.lead, wf)
         # what the walk reached counts, unless it was over before the window asked about
         c.supported = (c is added and not c.ended) or _supported(c, onset, wf)
         if c.lead.reason in links.ROUTING and not _asked_about(c.lead, subject):
@@ -234,11 +234,8 @@ def analyse(
 def _seen(f: Fact, state: TaskState, facts: list[Fact]) -> bool:
     """Whether what is seen shows ``f``'s failure mode the one way it shows itself (its
     card's ``seen_as``): in the question, or in an error or symptom that was read."""
-    texts = [state.goal, *state.questions]
-    texts += [
-        f"{o.quote or ''} {o.message or ''}" for o in facts if o.kind in SEEN_KINDS and o is not f
-    ]
-    return seen(card_for(f), texts)
+    question = " ".join([state.goal, *state.questions])
+    return seen(card_for(f), question, [o for o in facts if o is not f])
 
 
 _KILLED = (134, 137, 139, 143)  # SIGABRT, SIGKILL, SIGSEGV, SIGTERM: the exit says it
@@ -416,6 +413,11 @@ def _impact(root: Candidate, facts: list[Fact], rel: dict[str, str], names: set[
     return out[:2]
 
 
+def _before_window(f: Fact, window_from: datetime | None) -> bool:
+    """Whether ``f`` was last seen before the window asked about began."""
+    return bool(window_from and f.time and (f.last_time or f.time) < window_from)
+
+
 def _over_before(c: Candidate, onset: datetime | None, window_from: datetime | None = None) -> bool:
     """Whether an inferred cause was seen only before the onset and not since (a readiness
     blip a quarter of an hour before the trouble explains none of it); or any cause, even
@@ -423,7 +425,7 @@ def _over_before(c: Candidate, onset: datetime | None, window_from: datetime | N
     OOM-killed the evening before the morning's trouble)."""
     if c.lead.time is None:
         return False
-    if window_from is not None and (c.lead.last_time or c.lead.time) < window_from:
+    if _before_window(c.lead, window_from):
         return True
     if onset is None or c.conclusive:
         return False

@@ -224,15 +224,12 @@ def _dependency_on_node(f: Fact, node: str, graph: ObjectGraph, dg: DependencyGr
         return True
     # a call lost on the way whose target neither the message nor the data names: any pod
     # of the caller's namespace on that node may be what it called
-    if f.reason not in _LOST or any(dg.resolve(n) for n in links.named_in(f)):
+    if f.reason not in links.LOST_CALLS or any(dg.resolve(n) for n in links.named_in(f)):
         return False
     space = next((p.namespace for p in graph.pods() if workload_of(p) == src), None)
     return any(
         p.node == node and p.namespace == space and workload_of(p) != src for p in graph.pods()
     )
-
-
-_LOST = frozenset({"timeout", "reset", "network"})  # calls lost on the way, not refused
 
 
 def _refers_to(f: Fact, obj: ObjRef | None, graph: ObjectGraph) -> bool:

@@ -9,14 +9,13 @@ dependency on its own. The fact is an inference from placement and is said as on
 
 from __future__ import annotations
 
+from opsmate.agent.judge.links import LOST_CALLS
 from opsmate.agent.observe import depgraph
 from opsmate.agent.observe.facts import Fact, FactKind, ObjRef
 from opsmate.agent.observe.graph import ObjectGraph
 from opsmate.agent.state import TaskState
 
 __all__ = ["derive_shared_node"]
-
-_LOST = frozenset({"timeout", "reset", "network"})  # lost on the way, not refused by it
 
 
 def derive_shared_node(state: TaskState, graph: ObjectGraph) -> None:
@@ -27,7 +26,7 @@ def derive_shared_node(state: TaskState, graph: ObjectGraph) -> None:
         for f in state.facts
         if f.kind == FactKind.DEPENDENCY_FAILURE
         and f.severity in ("error", "warning")
-        and f.reason in _LOST
+        and f.reason in LOST_CALLS
         and not f.background
     ]
     if len(fails) < 2:

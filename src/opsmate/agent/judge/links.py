@@ -122,6 +122,8 @@ def mentions(f: Fact, words: set[str]) -> bool:
 
 # node facts that say packets are lost on a node: calls into any pod there may time out
 LOSSY_NODE = frozenset({"NodeNetworkLoss", "SharedNode"})
+# failing calls lost on the way (not refused by what they called): a node's network may be why
+LOST_CALLS = frozenset({"timeout", "reset", "network"})
 
 
 def _runs_neighbours(node: str, subject: Subject, graph: ObjectGraph) -> bool:

@@ -3,7 +3,6 @@
 
 from opsmate.agent.kinds.card import Card, Read, Role, Trait, read
 from opsmate.agent.kinds.registry import (
-    SEEN_KINDS,
     base,
     by_id,
     card_for,
@@ -16,7 +15,6 @@ from opsmate.agent.kinds.registry import (
 )
 
 __all__ = [
-    "SEEN_KINDS",
     "Card",
     "Read",
     "Role",

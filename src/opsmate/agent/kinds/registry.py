@@ -95,17 +95,21 @@ def candidates(question: str) -> list[Card]:
 
 
 # what is seen: the symptoms and the errors that were read
-SEEN_KINDS = frozenset(
+_SEEN = frozenset(
     {FactKind.ERROR_RATE, FactKind.LATENCY, FactKind.ALERT, FactKind.LOG_ERROR,
      FactKind.LOG_WARNING, FactKind.DEPENDENCY_FAILURE, FactKind.LAST_WORDS,
      FactKind.PROBE_FAILURE, FactKind.CONTAINER_EXIT}
 )  # fmt: skip
 
 
-def seen(card: Card, texts: Iterable[str]) -> bool:
-    """Whether ``texts`` (the question, the errors read) show ``card``'s failure mode the one
-    way it shows itself (its ``seen_as``); a card without one shows any way."""
-    return not card.seen_as or any(re.search(card.seen_as, t, re.I) for t in texts if t)
+def seen(card: Card, question: str, facts: Iterable[Fact]) -> bool:
+    """Whether the question or the symptoms and errors read (``facts``) show ``card``'s
+    failure mode the one way it shows itself (its ``seen_as``); a card without one shows
+    any way."""
+    if not card.seen_as:
+        return True
+    texts = [question, *(f"{f.quote or ''} {f.message or ''}" for f in facts if f.kind in _SEEN)]
+    return any(re.search(card.seen_as, t, re.I) for t in texts if t)
 
 
 def weak_root(f: Fact) -> bool:

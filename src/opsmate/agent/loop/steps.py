@@ -145,9 +145,8 @@ class Steps:
         seen = [n for objs in self.e.graph.objects.values() for (_, n) in objs]
         seen += [s for s in self.state.constraints.services]
         found = names_mentioned(self.state.questions[0], seen)
-        found = [
-            n for n in found if not any(Subject(names=[s]).matches(n) for s in subject.suspects)
-        ]
+        suspects = Subject(names=subject.suspects)  # said only as a guess: not the subject
+        found = [n for n in found if not suspects.matches(n)]
         if found:
             subject.names.extend(found)
             self.notes.append(f"the question's subject read as {', '.join(found)}")

@@ -52,11 +52,9 @@ class RuleContext:
     def shows(self, card_id: str) -> bool:
         """Whether the question or the errors read so far show the card's failure mode the
         way it shows itself (its ``seen_as``): whether reading for it is worth a step."""
-        from opsmate.agent.kinds import SEEN_KINDS, by_id, seen
+        from opsmate.agent.kinds import by_id, seen
 
-        texts = [self.question]
-        texts += [f"{f.quote or ''} {f.message or ''}" for f in self.facts if f.kind in SEEN_KINDS]
-        return seen(by_id(card_id), texts)
+        return seen(by_id(card_id), self.question, self.facts)
 
     def ns(self, namespace: str | None = None) -> dict[str, Any]:
         """``{"namespace": ...}`` for a call: the object's own, else the task's, else none."""
