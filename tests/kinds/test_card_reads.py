@@ -93,3 +93,15 @@ def test_a_pods_probes_timing_out_read_its_cpu_throttling_before_the_survey_ends
     assert 'namespace="dt"' in check.args["query"]
     assert check.tier == Tier.RUNBOOK  # an effect that needs a why: ahead of the survey
     assert "node_netstat_Tcp_RetransSegs" in loss.args["query"]  # or packets lost on its node
+
+
+def test_a_cordoned_node_the_question_names_reads_the_disruption_budgets() -> None:
+    node = ObjRef(kind="Node", name="worker-03")
+    f = Fact(key="k", statement="node worker-03 is cordoned (unschedulable)",
+             kind=FactKind.NODE_PROBLEM, severity="warning", reason="Unschedulable",
+             subject=node)  # fmt: skip
+    c = RuleContext(subject=Subject(names=["worker-03"]), tools=TOOLS)
+    checks = list(rule("card_reads").fact_fn(f, c))  # type: ignore[misc]
+    assert [ch.args.get("kind") for ch in checks] == ["PodDisruptionBudget"]
+    other = RuleContext(subject=Subject(names=["shop"]), tools=TOOLS)
+    assert list(rule("card_reads").fact_fn(f, other)) == []  # type: ignore[misc]

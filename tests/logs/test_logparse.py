@@ -314,3 +314,14 @@ def test_a_postgres_lock_wait_is_lock_contention_at_any_level() -> None:
     for kind in (FactKind.LOG_ERROR, FactKind.LOG_WARNING):
         f = Fact(key="k", statement="s", kind=kind, quote=line)
         assert card_for(f).id.startswith("db-lock-contention")
+
+
+def test_a_failure_that_names_a_flag_or_a_deploy_is_a_failure_not_a_change() -> None:
+    from opsmate.loganalysis.signals import classify
+
+    line = (
+        'error when evicting pods/"flags-6b7d8f9c4-z8kq2" -n "feature-flags" (will retry after '
+        "5s): Cannot evict pod as it would violate the pod's disruption budget."
+    )
+    assert classify(line).kind != "change"
+    assert classify("feature flag new-checkout enabled for 10% of users").kind == "change"

@@ -423,10 +423,16 @@ def classify(message: str, error: str | None = None, host: str | None = None) ->
         return Signal("dependency", reason, targets)
     if _AUTH_REFUSED.search(text):
         return Signal("dependency", "auth", targets)
+    if _FAILED.search(text):
+        return Signal()  # a failure that names a flag or a deploy is a failure, not a change
     for pat, reason in _CHANGE:
         if pat.search(text):
             return Signal("change", reason, ())
     return Signal()
+
+
+# a line that says something failed ("error when evicting pods/... -n feature-flags")
+_FAILED = re.compile(r"\b(?:error|cannot|can't|could not|failed|failure|violate|denied)\b", _I)
 
 
 # a server's own note that a client hung up ("could not receive data from client: Connection

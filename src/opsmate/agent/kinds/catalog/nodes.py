@@ -162,6 +162,8 @@ CARDS = (
         reasons=("Unschedulable",),
         conclusive=False,
         phrase="a cordoned node",
+        # a node cordoned for a drain that never finishes: a budget that allows no eviction
+        reads=(read("list_objects", "disruption budgets", kind="PodDisruptionBudget"),),
         topics=("node", "cordon", "drain", "unschedulable"),
         catalog=("k8sgpt:Node",),
     ),

@@ -208,6 +208,12 @@ def disruption_budgets(ctx: ObserveContext) -> list[Fact]:
                 f"{pdb.current_healthy}/{expected} healthy) allows 0 disruptions"
                 + (": it blocks every eviction and node drain" if never else " right now"),
                 subject=ref("PodDisruptionBudget", pdb.name, pdb.namespace),
+                # the pods it guards: a drain of the node they run on waits on it
+                objects=[
+                    ref("Pod", p.name, p.namespace)
+                    for p in g.pods(pdb.namespace)
+                    if p.name and not pdb.selector.is_empty() and pdb.selector.matches(p.labels)
+                ][:6],
                 evidence=evidence(g, ("PodDisruptionBudget", pdb.namespace, pdb.name)),
                 severity="warning" if never else "info",
                 reason="DisruptionsBlocked",

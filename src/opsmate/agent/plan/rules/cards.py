@@ -40,6 +40,11 @@ def _target(fact: Fact, ctx: RuleContext) -> str | None:
     return None
 
 
+def _state(fact: Fact, ctx: RuleContext) -> bool:
+    """A standing state (no time: a node cordoned) of an object the question names."""
+    return fact.time is None and fact.subject is not None and ctx.subject.matches(fact.subject.name)
+
+
 @fact_rule("card_reads", Tier.EXPLAIN, *_KINDS)
 def card_reads(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
     """A problem fact (an error, or a warning seen several times): the reads of its card
@@ -47,8 +52,10 @@ def card_reads(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
     card = card_for(fact)
     if not card.reads or card.role not in (Role.CAUSE, Role.SYMPTOM):
         return []
-    if fact.severity == "info" or (fact.severity == "warning" and fact.count < 3):
-        return []
+    if fact.severity == "info" or (
+        fact.severity == "warning" and fact.count < 3 and not _state(fact, ctx)
+    ):
+        return []  # a warning said once or twice, unless it is a state of what was asked about
     ns = (fact.subject.namespace if fact.subject else None) or ctx.ns().get("namespace")
     obj_ns = next((o.namespace for o in fact.objects if o.namespace), None)
     target = _target(fact, ctx)
