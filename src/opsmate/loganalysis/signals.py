@@ -62,11 +62,14 @@ _CONN_FAIL = re.compile(
     r"quorum (?:lost|not (?:available|reached))",
     _I,
 )
-# what may time out and is not a dependency: the operation itself ("the job timed out")
-_WHAT_TIMED_OUT = (
-    r"(?!(?:job|request|call|query|operation|task|connection|read|write|transaction|statement"
+# a client naming what did not answer ("smiley timed out after 1000ms"); not the operation
+# itself that timed out ("the job timed out after 30s")
+_TIMED_OUT_AFTER = re.compile(
+    r"\b(?!(?:job|request|call|query|operation|task|connection|read|write|transaction|statement"
     r"|lock|context|handshake|session|probe|command|process|test|step|wait|poll|it|this|that"
     r"|which|and|has|have|had|was|been)\b)"
+    r"(?P<h>[a-z][\w.\-]{2,}) (?:call |request )?timed out after \d",
+    _I,
 )
 _TARGET_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(
@@ -94,10 +97,7 @@ _TARGET_PATTERNS: tuple[re.Pattern[str], ...] = (
         _I,
     ),
     re.compile(r"remote host \(?(?P<h>[\w][\w.\-:]*)", _I),
-    # a client naming what did not answer: "smiley timed out after 1000ms"
-    re.compile(
-        _WHAT_TIMED_OUT + r"(?P<h>[a-z][\w.\-]{2,}) (?:call |request )?timed out after \d", _I
-    ),
+    _TIMED_OUT_AFTER,
 )
 _NOT_NAMES = frozenset(
     {
@@ -463,12 +463,6 @@ def _names_target(text: str) -> bool:
         or _RPC_CALL.search(text)
         or _TIMED_OUT_AFTER.search(text)
     )
-
-
-# "smiley timed out after 1000ms": something named did not answer within the client's limit
-_TIMED_OUT_AFTER = re.compile(
-    r"\b" + _WHAT_TIMED_OUT + r"[a-z][\w.\-]{2,} (?:call |request )?timed out after \d", _I
-)
 
 
 # a gRPC client's own account of a call that failed: always a call to another service

@@ -254,12 +254,18 @@ def _says_why(f: Fact) -> bool:
     return any(says_failure(x) for x in lines)
 
 
+def _effect_without_why(c: Candidate) -> bool:
+    """A cause whose card says it is itself an effect (a failing call, probes timing out)
+    with no deeper cause hung under it."""
+    return card_for(c.lead).needs_deeper and not c.chain
+
+
 def _nameless_effect(root: Candidate) -> bool:
     """A root that is an effect (its card needs a why: a failing call, a probe timing out)
     with no deeper cause found and naming nothing: "web reports a failing dependency" says
     something failed, not what — the report stays partial."""
     lead = root.lead
-    if not card_for(lead).needs_deeper or root.chain or root.change is not None:
+    if not _effect_without_why(root) or root.change is not None:
         return False
     if lead.kind == K.PROBE_FAILURE or (lead.subject and lead.subject.kind == "Pod"):
         return False  # a pod's own effect names its pod
@@ -302,7 +308,7 @@ def _conclusive_over_bare(root: Candidate, cands: list[Candidate]) -> Candidate:
     a warning another component logged about it; a Service selecting no pod explains the
     refused calls better than the refusals."""
     lead = root.lead
-    effect = card_for(lead).needs_deeper and not root.chain  # an effect with no why found
+    effect = _effect_without_why(root)
     if root.conclusive and not effect:
         return root
     if not effect and (lead.kind not in (K.LOG_WARNING, K.LOG_ERROR) or not card_for(lead).base):

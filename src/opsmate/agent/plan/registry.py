@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from opsmate.agent.intake.subject import Subject
+from opsmate.agent.kinds import by_id, seen
 from opsmate.agent.observe.facts import Fact, FactKind
 from opsmate.agent.observe.graph import ObjectGraph
 from opsmate.agent.plan.tiers import Tier
@@ -52,8 +53,6 @@ class RuleContext:
     def shows(self, card_id: str) -> bool:
         """Whether the question or the errors read so far show the card's failure mode the
         way it shows itself (its ``seen_as``): whether reading for it is worth a step."""
-        from opsmate.agent.kinds import by_id, seen
-
         return seen(by_id(card_id), self.question, self.facts)
 
     def ns(self, namespace: str | None = None) -> dict[str, Any]:

@@ -13,6 +13,9 @@ from opsmate.agent.kinds.catalog.base import (
 )
 from opsmate.agent.observe.facts import FactKind as K
 
+# what a node that drops or loses the packets of calls into its pods shows
+_CALLS_FAIL = frozenset({K.ERROR_RATE, K.LATENCY, K.ALERT, K.NOT_READY})
+
 CARDS = (
     variant(
         K.SATURATION,
@@ -66,7 +69,7 @@ CARDS = (
         ),
         conclusive=True,
         specificity=2.9,
-        explains=frozenset({K.ERROR_RATE, K.LATENCY, K.ALERT, K.NOT_READY}),
+        explains=_CALLS_FAIL,
         phrase="packet loss on the node's network",
         check="on node {target}: `node_netstat_Tcp_RetransSegs` and drops per interface against "
         "the other nodes, a chaos experiment or `tc qdisc` (netem) on its pods, the NIC's errors",
@@ -91,7 +94,7 @@ CARDS = (
         reasons=("SharedNode",),
         example=("SharedNode", "the calls that fail (a, b) all go to pods on node n1"),
         specificity=2.7,
-        explains=frozenset({K.ERROR_RATE, K.LATENCY, K.ALERT, K.NOT_READY}),
+        explains=_CALLS_FAIL,
         phrase="one node whose pods do not answer: its network or kernel",
         check="on node {target}: packet loss and retransmits (`node_netstat_Tcp_RetransSegs`), "
         "conntrack use against its limit, the kernel log (`dmesg`), and what else runs there",

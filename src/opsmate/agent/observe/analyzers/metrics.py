@@ -36,7 +36,7 @@ _RESOURCE = re.compile(
     r"|queue_(?:size|length|depth)|backlog|maxclients|connected_clients|threads_(?:active|busy)",
     re.I,
 )
-_INODES = re.compile(r"inodes_used|files_free|inodes", re.I)  # a volume's files, not bytes
+_INODES = re.compile(r"inodes|files_free", re.I)  # a volume's files, not bytes
 _PEER_LABELS = ("peer", "upstream", "remote", "target", "backend", "dependency", "destination")
 _SELECTOR = re.compile(r'\b(service|app|job|deployment|container)\s*=~?\s*"([^"]+)"')
 
