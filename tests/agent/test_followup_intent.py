@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -92,7 +93,12 @@ def test_with_a_model_the_same_frame_applies(write_script) -> None:  # type: ign
         assert len(session.sources.executor.calls) == calls  # nothing called for any of them
         answers.append(got)
         session.close()
-    assert answers[0] == answers[1]
+    # the same frame and the same words; the evidence ids may differ (the scripted model's
+    # fallback plan reads in another order, so the same objects get other numbers)
+    ids = re.compile(r"\bE\d+\b")
+    assert [[ids.sub("E?", a) for a in got] for got in answers[:1]] == [
+        [ids.sub("E?", a) for a in got] for got in answers[1:]
+    ]
 
 
 def test_an_investigated_follow_up_uses_the_frame_too(mini_bundle: Path) -> None:

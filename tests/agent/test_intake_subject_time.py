@@ -364,6 +364,21 @@ def test_a_guessed_service_gives_way_to_the_namespace_the_question_names() -> No
     assert s.names == [] and s.namespace == "plane" and s.suspects == ["plane-web"]
 
 
+def test_a_host_said_only_in_a_later_guess_is_a_suspect() -> None:
+    """The question reports the symptom of its own registry, then guesses at the upstream it
+    mirrors: the upstream host is checked, not looked up as the front door."""
+    from opsmate.agent.intake.names import detect_subject
+
+    q = ("npm install in CI fails with 500s from our internal registry (namespace registry) "
+         "since 09:15 - is the uplink to registry.npmjs.org broken?")  # fmt: skip
+    s = detect_subject(q, namespace=detect_namespace(q))
+    assert s.hosts == [] and s.suspects == ["registry.npmjs.org"]
+    # a question that opens with the host asks about it
+    s = detect_subject("Is the site at shop.example.com down? checkout pods in namespace web "
+                       "look fine", namespace="web")  # fmt: skip
+    assert s.hosts == ["shop.example.com"] and s.suspects == []
+
+
 def test_symptom_words_start_a_word() -> None:
     from opsmate.agent.kinds.registry import candidates
 

@@ -14,6 +14,7 @@ from opsmate.agent.observe.facts import Fact, FactKind, ObjRef
 from opsmate.agent.observe.graph import ObjectGraph
 from opsmate.agent.state import TaskState
 from opsmate.records.k8s import Container, EnvVar, Pod
+from opsmate.records.k8s_objects import Service
 from opsmate.records.k8s_workloads import Job
 
 K = FactKind
@@ -876,3 +877,42 @@ def test_work_piling_up_is_explained_by_what_in_the_namespace_stopped_consuming_
     an = analyse(state, EvidenceStore(), [], ObjectGraph())
     # the consumer that cannot start explains the queue; and it still goes on: not "over"
     assert an.root is not None and an.root.lead is refused
+
+
+def test_lock_waits_on_the_database_a_pool_runs_dry_on_are_the_why_of_the_pool() -> None:
+    """A client's pool runs dry because its statements queue behind a lock: the pool card
+    names lock contention as what can explain it, and the client depends on the database
+    (its env names it), so the database's lock waits are the root and the pool the link."""
+    graph = ObjectGraph()
+    graph.add("Pod", Pod(name="tracker-6d5f7c8b9-abcde", namespace="shop",
+                         owner="ReplicaSet/tracker-6d5f7c8b9", labels={"app": "tracker"},
+                         containers=[Container(name="tracker", env=[EnvVar(
+                             name="DATABASE_URL", value="jdbc:postgresql://db:5432/app")])]),
+              "E9")  # fmt: skip
+    graph.add("Pod", Pod(name="db-0", namespace="shop", owner="StatefulSet/db",
+                         labels={"app": "db"}, containers=[Container(name="postgres")]),
+              "E9")  # fmt: skip
+    graph.add("Service", Service(name="db", namespace="shop", selector={"app": "db"}), "E9")
+    pool = fact(K.SATURATION, 'tracker reports that a connection pool is exhausted: "HikariPool-1'
+                " - Connection is not available, request timed out after 30000ms\"", "E2",
+                service="tracker", focus=True, reason="pool_exhausted", count=300,
+                minutes=1)  # fmt: skip
+    waits = fact(K.LOG_WARNING, 'db logged 80 warnings "process 4 still waiting for '
+                 'RowExclusiveLock on relation 16412 of database 16384 after 1000 ms"', "E3",
+                 service="db", severity="warning", count=80, minutes=1,
+                 subject=ObjRef(kind="app", name="db"), message="process 4 still waiting for "
+                 "RowExclusiveLock on relation 16412 of database 16384 after 1000 ms",
+                 detail={"verbatim": True})  # fmt: skip
+    errors = fact(K.ERROR_RATE, "tracker: 57 of 151 requests failed", "E1", service="tracker",
+                  focus=True)  # fmt: skip
+    state = TaskState(goal="why", subject=Subject(names=["tracker"], namespace="shop"),
+                      facts=[errors, pool, waits], onset=T0)  # fmt: skip
+    an = analyse(state, EvidenceStore(), [], graph)
+    assert an.root is not None and an.root.lead is waits
+    assert "database lock contention" in (an.root_statement or "")
+    # without the edge (nothing says the client uses that database) the pool stays the root
+    alone = ObjectGraph()
+    state = TaskState(goal="why", subject=Subject(names=["tracker"], namespace="shop"),
+                      facts=[errors, pool, waits], onset=T0)  # fmt: skip
+    an = analyse(state, EvidenceStore(), [], alone)
+    assert an.root is not None and an.root.lead is pool

@@ -82,3 +82,55 @@ def test_a_batch_runs_steps_taking_seconds_wait_on_no_dependency_unless_said_slo
                                 owner="ReplicaSet/marts-5d8f9"), "E0")  # fmt: skip
     kinds = {f.kind for f in _latency_facts(step, server, None, None, [step])}
     assert K.DEPENDENCY_FAILURE in kinds
+
+
+_LOCK_WAIT = (
+    "process 45923 still waiting for RowExclusiveLock on relation 16412 of database 16384 "
+    "after 1000.837 ms"
+)
+
+
+def _search(*items: dict[str, str]) -> ToolResult:
+    return ToolResult(call_id="c1", tool="search_logs", status="success",
+                      data={"items": list(items)})  # fmt: skip
+
+
+def test_a_lock_wait_the_database_logs_as_information_is_lock_contention() -> None:
+    """PostgreSQL writes its lock waits (log_lock_waits) at LOG level: the card says its words
+    are the failure whatever the level, so the line is a warning and a cause; an ordinary
+    information line beside it stays nothing."""
+    from opsmate.agent.kinds import Role, role
+
+    res = _search(
+        {"@timestamp": "2026-02-05T16:19:56Z", "service": "postgres", "level": "info",
+         "message": f"2026-02-05 16:19:56.730 UTC [45923] LOG:  {_LOCK_WAIT}"},
+        {"@timestamp": "2026-02-05T16:20:56Z", "service": "postgres", "level": "info",
+         "message": "2026-02-05 16:20:56.730 UTC [31] LOG:  checkpoint starting: time"},
+    )  # fmt: skip
+    facts = observe(res, ObserveContext(eid="E1"))
+    [fact] = facts
+    assert fact.kind == K.LOG_WARNING and fact.severity == "warning"
+    assert card_for(fact).id == "db-lock-contention-warning" and role(fact) == Role.CAUSE
+
+
+def test_a_cloudnativepg_record_is_read_by_its_own_message_and_severity() -> None:
+    """CloudNativePG wraps every PostgreSQL record in {"msg": "record", "record": {...}}: the
+    record's message and error_severity are the line's, not the wrapper's "record"."""
+    import json
+
+    def wrapped(severity: str, message: str) -> str:
+        return json.dumps({"level": "info", "logger": "postgres", "msg": "record",
+                           "record": {"error_severity": severity, "message": message,
+                                      "sql_state_code": "00000"}})  # fmt: skip
+
+    res = _search(
+        {"@timestamp": "2026-02-05T16:19:56Z", "service": "db", "level": "info",
+         "message": wrapped("LOG", _LOCK_WAIT)},
+        {"@timestamp": "2026-02-05T16:20:06Z", "service": "db", "level": "info",
+         "message": wrapped("FATAL", 'password authentication failed for user "app"')},
+    )  # fmt: skip
+    facts = observe(res, ObserveContext(eid="E1"))
+    lock = [f for f in facts if "still waiting for RowExclusiveLock" in (f.quote or "")]
+    auth = [f for f in facts if "password authentication failed" in (f.quote or "")]
+    assert lock and card_for(lock[0]).id == "db-lock-contention-warning"
+    assert auth and auth[0].severity == "error"  # FATAL inside the record, "info" outside

@@ -305,6 +305,22 @@ def test_hikari_running_out_of_connections_is_an_exhausted_pool() -> None:
     assert classify(line).reason == "pool_exhausted"
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Unable to acquire JDBC Connection [Sorry, acquisition timeout!]",  # Agroal (Quarkus)
+        "Knex: Timeout acquiring a connection. The pool is probably full.",
+        "QueuePool limit of size 5 overflow 10 reached, connection timed out, timeout 30.00",
+        "SequelizeConnectionAcquireTimeoutError: Operation timeout",
+        "Cannot get a connection, pool error Timeout waiting for idle object",  # DBCP
+    ],
+)
+def test_the_pool_libraries_own_words_for_running_dry_are_an_exhausted_pool(line: str) -> None:
+    from opsmate.loganalysis.signals import classify
+
+    assert classify(line).reason == "pool_exhausted"
+
+
 def test_a_postgres_lock_wait_is_lock_contention_at_any_level() -> None:
     from opsmate.agent.kinds import card_for
     from opsmate.agent.observe.facts import Fact, FactKind

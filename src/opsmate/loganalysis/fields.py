@@ -87,11 +87,24 @@ class LogFieldNames:
     """
 
     level: tuple[str, ...] = _tup(
+        # CloudNativePG wraps each PostgreSQL record: {"level": "info", "msg": "record",
+        # "record": {"error_severity": "ERROR", "message": ...}}; the record's own first
+        "record.error_severity",
         "level", "severity", "lvl", "log.level", "loglevel", "log_level", "levelname",
         "@l", "severity_text", "severityText", "SeverityText", "Level", "Severity",
     )  # fmt: skip
     message: tuple[str, ...] = _tup(
-        "message", "msg", "event", "@m", "log", "text", "Message", "MESSAGE", "body", "@mt"
+        "message",
+        "record.message",
+        "msg",
+        "event",
+        "@m",
+        "log",
+        "text",
+        "Message",
+        "MESSAGE",
+        "body",
+        "@mt",
     )
     error: tuple[str, ...] = _tup(
         "error", "err", "error.message", "exception", "exc_info", "error_message",

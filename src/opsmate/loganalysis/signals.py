@@ -325,6 +325,10 @@ _SATURATION: tuple[tuple[re.Pattern[str], str], ...] = (
             r"connection pool (?:is )?(?:exhausted|full|timeout|timed out)|"
             # HikariCP: "HikariPool-1 - Connection is not available, request timed out after"
             r"Connection is not available, request timed out|"
+            # Agroal (Quarkus), Sequelize, Knex, SQLAlchemy, c3p0, Commons DBCP
+            r"acquisition timeout|ConnectionAcquireTimeout|Timeout acquiring a connection|"
+            r"QueuePool limit|checkout a Connection has timed out|"
+            r"Timeout waiting for idle object|"
             r"too many (?:connections|clients)|max(?:imum)? "
             r"(?:connections|pool size) (?:reached|exceeded)",
             _I,

@@ -175,9 +175,11 @@ def detect_subject(
         pos = low.find(s.lower())
         names.append((pos if pos >= 0 else 10**8, s.lower()))
     kept = _without_guesses(low, names, hosts, namespace)
+    guessed_hosts = _guessed_hosts(low, hosts) if (kept or namespace) else []
+    hosts = [h for h in hosts if h not in guessed_hosts]
     if kind_name is not None and kind_name not in {n for _, n in kept}:
         kind = None  # the kind word belonged to the suspect ("the backup job")
-    suspects = sorted({n for _, n in names} - {n for _, n in kept})
+    suspects = sorted({n for _, n in names} - {n for _, n in kept} | set(guessed_hosts))
     names = kept
     ordered = [n for _, n in sorted(names)]
     unique: list[str] = []
@@ -196,8 +198,23 @@ def detect_subject(
 _GUESS = re.compile(
     r"(?:^|[.!?;:]\s*|\s[-–—]\s*|\bor\s+)"
     r"((?:is|are|was|were|could|can|might|may|would|should)\s+(?:it\s+(?:be\s+)?)?"
-    r"(?:the|a|our|this|that)\s[^.!?]*\?)"
+    r"(?:the|a|our|this|that)\s(?:[^.!?]|\.(?=\S))*\?)"  # a dot inside a host name goes on
 )
+
+
+def _guessed_hosts(low: str, hosts: list[str]) -> list[str]:
+    """Hosts said only inside a guess that follows what the question reports ("npm install
+    fails with 500s from our registry ... - is the uplink to registry.example.org broken?"),
+    when the question names what has the symptom otherwise: suspects, not the subject. A
+    question that opens with the guess ("is the site at shop.example.com down?") asks about
+    that host."""
+    spans = [m.span(1) for m in _GUESS.finditer(low) if low[: m.start(1)].strip()]
+    out = []
+    for h in hosts:
+        at = [m.start() for m in re.finditer(rf"(?<![\w.-]){re.escape(h)}(?![\w-])", low)]
+        if at and all(any(a <= p < b for a, b in spans) for p in at):
+            out.append(h)
+    return out
 
 
 def _without_guesses(

@@ -296,6 +296,18 @@ def _is_deeper(
         ):
             return True  # (a routing fault explains only calls that could not reach it)
     if (
+        dg is not None
+        and deeper(a, b)
+        and b.kind != K.CHANGE
+        and deep.relation in (links.LINKED, links.SUBJECT, links.SCOPE)
+        and _began_first(deep, shallow)
+    ):
+        # a failure mode the card names as a why of it (a pool run dry: lock waits), on a
+        # component the shallow one's depends on, as the data shows
+        ca, cb = fact_component(dg, a), fact_component(dg, b)
+        if ca and cb and ca != cb and cb in dg.reachable(ca):
+            return True
+    if (
         deeper(a, b)
         and b.subject is not None
         and b.subject.kind == "Node"

@@ -299,7 +299,8 @@ def inferred_edges(facts: list[Fact], dg: DependencyGraph) -> list[tuple[str, st
 
 def own_failure(facts: list[Fact], subject: Subject, focus_services: list[str]) -> bool:
     """Whether the subject has a failure of its own: an error-level cause about it that is not
-    a failing call out (a pool exhausted, a configuration error, an OOM kill, last words)."""
+    a failing call out (a configuration error, an OOM kill, last words), nor a limit its card
+    says a failure elsewhere runs down (a pool exhausted behind lock waits on its database)."""
     if subject.empty() and not focus_services:
         return False
     for f in facts:
@@ -307,8 +308,11 @@ def own_failure(facts: list[Fact], subject: Subject, focus_services: list[str]) 
             continue
         if f.background or too_few(f):
             continue  # noise, or fewer occurrences than make the failure act (a probe blip)
-        if card_for(f).role != Role.CAUSE:
+        card = card_for(f)
+        if card.role != Role.CAUSE:
             continue  # a symptom, a change or context: not a failure of its own
+        if card.deeper_cards and not card.has(Trait.OWN_LIMIT):
+            continue  # a limit a deeper failure elsewhere runs down (a pool behind lock waits)
         if f.focus or any(subject.matches(n) for n in f.names()):
             return True
     return False

@@ -134,6 +134,9 @@ class Card:
     # the products whose own error this is (as their images are named: ``redis``, ``valkey``):
     # a client that quotes it is answered by the workload that runs one of them
     software: tuple[str, ...] = ()
+    # its software writes it at an informational level (PostgreSQL's ``log_lock_waits`` lines
+    # are LOG): a line its words select is a warning whatever level it was given
+    any_level: bool = False
     example: tuple[str, str] = ("", "")  # (reason, text) of a fact it selects (tests, docs)
     _re: re.Pattern[str] | None = field(default=None, repr=False, compare=False)
     _lower: frozenset[str] = field(default=frozenset(), repr=False, compare=False)

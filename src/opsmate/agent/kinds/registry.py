@@ -73,6 +73,13 @@ def card_for(f: Fact) -> Card:
     return _lookup(f.kind, f.reason or "", f.quote or "", f.message or "")
 
 
+@lru_cache(maxsize=4096)
+def logged_at_any_level(text: str) -> bool:
+    """Whether a line is a failure its software logs at an informational level (a card with
+    ``any_level`` whose words select it): read as a warning, whatever its level."""
+    return any(c.any_level and c._re is not None and c._re.search(text) for c in cards())
+
+
 def role(f: Fact | FactKind) -> Role:
     """The role of a fact (its card's) or of a kind (its base card's)."""
     return card_for(f).role if isinstance(f, Fact) else base(f).role

@@ -197,6 +197,17 @@ CARDS = (
         words=r"pool (?:is )?(?:exhausted|full|timeout)|PoolExhausted|PoolTimeout"
         r"|acquire (?:a )?connection|connection pool",
         example=("pool_exhausted", "could not acquire connection from pool after 30s"),
+        # what holds the connections: statements queued behind a lock on the database
+        deeper_cards=("db-lock-contention", "db-lock-contention-warning"),
+        reads=(
+            read(
+                "search_logs",
+                "statements waiting for a lock on the database hold the "
+                "connections (PostgreSQL's log_lock_waits)",
+                query='"still waiting for"',
+                page_size="200",
+            ),
+        ),
         phrase="an exhausted connection pool",
         topics=("pool", "connection", "exhaust", "database", "timeout"),
         catalog=("HolmesGPT:db pool exhaustion", "classic: pool"),
@@ -218,6 +229,10 @@ CARDS = (
         "decides)",
         topics=("lock", "deadlock", "database", "contention"),
         catalog=("classic: db locks",),
+        any_level=True,
+        # a lock wait the database reports is its own account of what blocks, whatever the
+        # level: a cause (queries queue behind it, pools run dry), not background
+        role=Role.CAUSE,
     ),
     variant(
         K.LOG_ERROR,

@@ -24,6 +24,7 @@ from datetime import datetime
 from statistics import median
 from typing import Any
 
+from opsmate.agent.kinds.registry import logged_at_any_level
 from opsmate.agent.observe.analyzers.latency_context import slow_context
 from opsmate.agent.observe.analyzers.logs_facts import (
     KIND_OF_SIGNAL,
@@ -136,7 +137,9 @@ def _group_fact(
         if product:  # "<Product>.Client ... authentication failed": the workload running it
             sig = Signal(sig.kind, sig.reason, (product,))
     error_like = _error_like(g)
-    warn = g.severity == "warn"
+    warn = g.severity == "warn" or (
+        not error_like and logged_at_any_level(f"{quote} {err or ''}")
+    )  # a failure its software logs as information (PostgreSQL's lock waits are LOG lines)
     kind = KIND_OF_SIGNAL.get(sig.kind)
     # a controller or client quoting the API server's refusal (kured logs kubectl's stderr
     # at info): the system's own account, whatever level the caller gave the line
@@ -513,9 +516,11 @@ def search_logs_facts(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
         pl = parse_record(item.fields_as_stored)
         if item.level_inferred:
             pl.inferred = True
-        if pl.level not in ("error", "fatal", "warn"):
-            continue
         quote = example_text(pl)
+        if pl.level not in ("error", "fatal", "warn"):
+            if not logged_at_any_level(f"{quote} {pl.error or ''}"):
+                continue
+            pl.level = "warn"  # a failure its software logs as information
         svc = pl.service or item.service or scope_service
         key = (str(svc), pl.level or "", pattern_key(pl.message or quote))
         g = groups.setdefault(
