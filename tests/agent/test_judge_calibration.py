@@ -916,3 +916,17 @@ def test_lock_waits_on_the_database_a_pool_runs_dry_on_are_the_why_of_the_pool()
                       facts=[errors, pool, waits], onset=T0)  # fmt: skip
     an = analyse(state, EvidenceStore(), [], alone)
     assert an.root is not None and an.root.lead is pool
+
+
+def test_a_job_pod_that_completed_after_a_rollout_is_not_what_the_rollout_broke() -> None:
+    """A rollout, then a CronJob's pod that exited 0 (Completed): nothing failed, so the
+    rollout explains nothing and the report is not `complete`."""
+    rollout = fact(K.CHANGE, "deployment shop rolled out revision 7 of shop", "E2",
+                   service="shop", minutes=-5, severity="info",
+                   detail={"change": "rollout"})  # fmt: skip
+    done = fact(K.CONTAINER_EXIT, "pod shop-digest-2951-x4s6k: container digest exited with code 0"
+                " (Completed)", "E3", service="shop", focus=True, severity="info", exit_code=0,
+                subject=ObjRef(kind="Pod", name="shop-digest-2951-x4s6k", namespace="shop"),
+                reason="Completed")  # fmt: skip
+    an = judge([rollout, done])
+    assert not [c for c in an.candidates if c.lead is rollout]

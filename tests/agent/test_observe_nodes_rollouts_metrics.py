@@ -459,6 +459,16 @@ def test_memory_in_use_that_rose_is_a_change_until_it_is_held_against_a_limit() 
     assert _shift_kind(throttled, {"pod": "web-1"}, "rose") == FactKind.SATURATION
 
 
+def test_more_answered_requests_is_traffic_not_trouble() -> None:
+    from opsmate.agent.observe.analyzers.metrics import _shift_severity
+
+    ok = {"status": "200"}
+    assert _shift_severity(FactKind.METRIC_SHIFT, ok, "rose") == "info"
+    assert _shift_severity(FactKind.METRIC_SHIFT, ok, "fell") == "warning"  # answers fell away
+    assert _shift_severity(FactKind.METRIC_SHIFT, {"status": "502"}, "rose") == "warning"
+    assert _shift_severity(FactKind.METRIC_SHIFT, {"pod": "web-1"}, "rose") == "warning"
+
+
 def test_a_container_throttled_in_most_periods_is_cpu_pinned_at_its_limit() -> None:
     q = (
         'sum by (pod) (rate(container_cpu_cfs_throttled_periods_total{namespace="dt"}[5m])) '

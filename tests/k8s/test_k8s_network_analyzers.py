@@ -82,6 +82,15 @@ def test_a_numeric_target_port_nothing_listens_on() -> None:
     g.objects("Service", [svc("api", {"app": "api"}, ports=[{"port": 80, "targetPort": 8080}])])
     g.pods([pod("api-1", {"app": "api"})])
     assert g.facts(K.MISCONFIGURATION) == []
+    # a database container that declares no port beside an exporter that declares its own:
+    # the database may listen on the targetPort (charts often leave it undeclared)
+    h = Feed()
+    h.objects("Service", [svc("db", {"app": "db"}, ports=[{"port": 5432, "targetPort": 5432}])])
+    h.pods([pod("db-0", {"app": "db"}, containers=[
+        {"name": "postgresql", "image": "postgres"},
+        {"name": "metrics", "image": "exporter",
+         "ports": [{"name": "http", "containerPort": 9187}]}])])  # fmt: skip
+    assert h.facts(K.MISCONFIGURATION) == []
 
 
 # ----------------------------------------------------------------------------- ingress

@@ -278,7 +278,10 @@ def build(
         after = [
             s
             for s in pool
-            if s.time and t0 <= s.time <= t0 + timedelta(minutes=30) and not own_start(ch, s)
+            if s.time
+            and t0 <= s.time <= t0 + timedelta(minutes=30)
+            and not own_start(ch, s)
+            and s.severity != "info"  # a Job's pod that completed: not trouble
         ]
         if first is not mine:  # the subject's trouble is what it is put forward for
             after = [s for s in after if s in first] + [s for s in after if s not in first]

@@ -8,7 +8,7 @@ dependencies, error templates, last words) by the words the programs print."""
 from __future__ import annotations
 
 from opsmate.agent.kinds.card import Role, read
-from opsmate.agent.kinds.catalog.base import variant, variants
+from opsmate.agent.kinds.catalog.base import _POD_TROUBLE, _REQUESTS, variant, variants
 from opsmate.agent.observe.facts import FactKind as K
 
 _CERT = (
@@ -233,6 +233,7 @@ CARDS = (
         # a lock wait the database reports is its own account of what blocks, whatever the
         # level: a cause (queries queue behind it, pools run dry), not background
         role=Role.CAUSE,
+        explains=_POD_TROUBLE | _REQUESTS,
     ),
     variant(
         K.LOG_ERROR,

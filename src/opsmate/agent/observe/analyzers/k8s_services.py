@@ -204,6 +204,8 @@ def _named_ports(ctx: ObserveContext, svc: Service, pods: list[Pod], ev: list[st
             numbers = sorted({_port_number(cp) for cp in declared})
             if target in numbers:
                 continue
+            if any(not c.ports for p in pods for c in p.containers):
+                continue  # a container that declares no port may listen on that number
             out.append(
                 k8s_fact(
                     ctx,

@@ -279,7 +279,7 @@ def metrics(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
                 statement=f"{text} (max {mx})",
                 evidence=[ctx.eid],
                 kind=kind,
-                severity="warning",
+                severity=_shift_severity(kind, s.labels, shift["direction"]),
                 service=app,
                 time=_when(shift["time"]),
                 quote=text,
@@ -314,7 +314,11 @@ def metrics(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
                     service=app,
                     subject=ObjRef(kind="app", name=app) if app else None,
                     kind=_shift_kind(query, {}, agg["direction"]),
-                    severity="warning",
+                    severity=_shift_severity(
+                        _shift_kind(query, {}, agg["direction"]),
+                        lead.labels if lead is not None else {},
+                        agg["direction"],
+                    ),
                     time=_when(agg["time"]),
                     quote=text,
                     terms=list(match_terms(" ".join(names)))[:20],
@@ -323,6 +327,16 @@ def metrics(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
                 )
             )
     return facts
+
+
+_STATUS_LABELS = ("status", "code", "status_code", "response_code", "http_status")
+
+
+def _shift_severity(kind: FactKind, labels: dict[str, str], direction: str) -> str:
+    """More answered requests (``status="200"`` rose) is traffic growing, not trouble:
+    information; any other shift (answered requests falling away included) is a warning."""
+    ok = any(str(labels.get(k, ""))[:1] in ("1", "2", "3") for k in _STATUS_LABELS)
+    return "info" if kind == FactKind.METRIC_SHIFT and ok and direction == "rose" else "warning"
 
 
 THROTTLED_ALERT = 0.25  # kube-prometheus' CPUThrottlingHigh: a quarter of periods throttled

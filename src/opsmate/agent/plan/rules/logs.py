@@ -10,6 +10,8 @@
   occurrence, so the records beside it (request, endpoint, trace id) are read too.
 - ``quiet_subject_logs`` (EXPLAIN): the service asked about logs no error or warning →
   ``log_stats`` over every service, once.
+- ``backing_store_logs`` (EXPLAIN): the subject's database client fails (a pool run dry, an
+  SQL error) → ``log_stats`` of the database workload it connects to (dependency graph).
 """
 
 from __future__ import annotations
@@ -144,3 +146,45 @@ def quiet_subject_logs(result: ToolResult, ctx: RuleContext) -> Iterable[Check]:
     ):
         return []
     return [Check("log_stats", {}, f"{service} logs no error: which errors the others log")]
+
+
+# a client's words for a failure its database answered (an SQL error, a JDBC exception, a
+# driver's error): what the database logs says why (disk full, locks, its connection limit)
+_STORE_WORDS = re.compile(
+    r"\bSQL|JDBC|database|\bdb\b|Hikari|sqlalchemy|psycopg|pymysql|mysqli?\b|PDOException"
+    r"|ActiveRecord|Sequelize|Prisma|Mongo\w*|Npgsql|SqlException",
+    re.I,
+)
+
+
+@fact_rule("backing_store_logs", Tier.EXPLAIN, K.SATURATION, K.LOG_ERROR)
+def backing_store_logs(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
+    """The subject's failure its database client reports (a pool run dry, an SQL error):
+    the logs of the database its workload connects to (the dependency graph's edge from
+    its env or config to a workload running a database image) — the database writes why."""
+    if not fact.focus or fact.severity != "error" or "log_stats" not in ctx.tools:
+        return []
+    if fact.reason != "pool_exhausted" and not _STORE_WORDS.search(
+        f"{fact.quote or ''} {fact.message or ''}"
+    ):
+        return []
+    from opsmate.agent.observe import depgraph
+    from opsmate.agent.observe.software import ROLES, image_word
+
+    dg = depgraph.build(ctx.graph, ctx.facts)
+    src = depgraph.fact_component(dg, fact)
+    if src is None:
+        return []
+    stores = set(ROLES["database"])
+    out = []
+    for edge in dg.depends_on(src):
+        images = {
+            image_word(c.image)
+            for p in ctx.graph.pods()
+            if depgraph.workload_of(p) == edge.dst
+            for c in p.containers
+        }
+        if any(w and any(w.startswith(s) for s in stores) for w in images):
+            out.append(Check("log_stats", {"service": edge.dst},
+                             f"{src} fails on its database: what {edge.dst} logs"))  # fmt: skip
+    return out[:2]
