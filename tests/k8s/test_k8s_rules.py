@@ -89,6 +89,22 @@ def test_pod_references_follow_what_an_unhealthy_pod_uses() -> None:
     assert ("list_objects", {"kind": "Secret", "namespace": NS}) not in again  # already proven
 
 
+def test_a_pod_not_placed_on_a_node_reads_the_nodes_and_its_volumes_not_its_secrets() -> None:
+    """Secrets and ConfigMaps are read by the kubelet once the pod is on a node: before that
+    they cannot be why it waits; the nodes and where its volumes live can."""
+    waiting = pod(
+        "db-0", {"app": "db"}, phase="Pending", node=None, owner="StatefulSet/db",
+        volumes=[{"name": "k", "secret": {"secretName": "keys"}},
+                 {"name": "d", "persistentVolumeClaim": {"claimName": "data-db-0"}}],
+    )  # fmt: skip
+    res = result("list_pods", {"pods": [pod_summary(waiting)]}, namespace=NS)
+    got = calls(run_result("pod_references", res, rctx()))
+    assert ("list_objects", {"kind": "Secret", "namespace": NS}) not in got
+    assert ("node_conditions", {}) in got
+    assert ("list_objects", {"kind": "PersistentVolumeClaim", "namespace": NS}) in got
+    assert ("list_objects", {"kind": "PersistentVolume"}) in got
+
+
 def test_subject_objects_reads_what_the_question_names() -> None:
     s = Subject(names=["nightly"], kind="CronJob", namespace="batch")
     assert calls(run_result("subject_objects", result("list_pods", {}), rctx(s))) == [

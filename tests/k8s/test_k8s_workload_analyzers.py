@@ -663,3 +663,47 @@ def test_a_drain_is_why_pods_move_not_why_they_cannot_land() -> None:
     )
     [fact] = f.facts(K.SCHEDULING)
     assert fact.detail["reason"] == "taint" and fact.detail["alone_on"] == ["d2"]
+
+
+def test_a_local_volume_ties_the_pod_to_its_node_and_that_node_is_cordoned() -> None:
+    """The claim is bound to a volume that lives on one node (its required node affinity):
+    that node is the only one the pod may go to, so its cordon — not the other nodes'
+    taints or the volume conflict the scheduler counts on them — keeps the pod Pending."""
+    f = Feed()
+    f.pods(
+        [
+            pending(
+                "db-0",
+                volumes=[{"name": "data", "persistentVolumeClaim": {"claimName": "data-db-0"}}],
+            )
+        ]
+    )
+    f.objects("PersistentVolumeClaim", [obj("PersistentVolumeClaim", "data-db-0",
+                                            spec={"volumeName": "pvc-1"},
+                                            status={"phase": "Bound"})])  # fmt: skip
+    pinned = {
+        "required": {
+            "nodeSelectorTerms": [
+                {
+                    "matchExpressions": [
+                        {"key": "kubernetes.io/hostname", "operator": "In", "values": ["n3"]}
+                    ]
+                }
+            ]
+        }
+    }
+    f.objects("PersistentVolume", [obj("PersistentVolume", "pvc-1", ns=None,
+                                       spec={"nodeAffinity": pinned,
+                                             "claimRef": {"namespace": NS, "name": "data-db-0"}},
+                                       status={"phase": "Bound"})], ns=None)  # fmt: skip
+    f.nodes([
+        node("cp", {"kubernetes.io/hostname": "cp"},
+             taints=[{"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}]),
+        node("n1", {"kubernetes.io/hostname": "n1"}),
+        node("n3", {"kubernetes.io/hostname": "n3"}, unschedulable=True),
+    ])  # fmt: skip
+    [fact] = f.facts(K.SCHEDULING)
+    assert fact.detail["reason"] == "cordoned" and fact.detail["alone_on"] == ["n3"]
+    assert "on any of the 1 of 3 node(s) its volume `pvc-1` (kubernetes.io/hostname In (n3))" in (
+        fact.statement
+    )

@@ -99,3 +99,27 @@ def test_commands_in_code_spans_copy_as_written() -> None:
     assert cmd in spans and "[x](y)" in spans and "`" in spans
     inline = [c for t in tokens if t.type == "inline" for c in t.children or []]
     assert not [c for c in inline if c.type in ("link_open", "image", "html_inline")]
+
+
+def test_a_node_state_as_the_cause_says_which_pod_it_keeps_off_and_why() -> None:
+    """A cordoned node is the root: the statement goes on with the scheduler's account of
+    the pod it keeps off (its volume lives there), not only "node n3 is cordoned"."""
+    from opsmate.agent.judge.candidates import Candidate
+    from opsmate.agent.judge.statements import root_statement
+    from opsmate.agent.observe.facts import Fact, FactKind, ObjRef
+
+    node = Fact(key="n", statement="node n3 is cordoned (unschedulable)", evidence=["E3"],
+                kind=FactKind.NODE_PROBLEM, severity="warning", reason="Unschedulable",
+                subject=ObjRef(kind="Node", name="n3"))  # fmt: skip
+    placed = Fact(key="s", statement="Pod `db-0` cannot be scheduled on any of the 1 of 3 "
+                  "node(s) its volume `pvc-1` (kubernetes.io/hostname In (n3)) allows: 1 node(s) "
+                  "cordoned (`n3` is cordoned (unschedulable)); nothing else keeps it off `n3`",
+                  evidence=["E1"], kind=FactKind.SCHEDULING, severity="error", reason="cordoned",
+                  subject=ObjRef(kind="Pod", name="db-0", namespace="shop"),
+                  detail={"alone_on": ["n3"]})  # fmt: skip
+    down = Fact(key="d", statement="StatefulSet `db` has 0/1 replicas ready", evidence=["E2"],
+                kind=FactKind.NOT_READY, severity="error", focus=True)  # fmt: skip
+    c = Candidate(lead=node, relation="linked", explains=down, support=[placed])
+    text, ids = root_statement(c, "db", None)
+    assert "node n3 is cordoned" in text and "then Pod `db-0` cannot be scheduled" in text
+    assert "E1" in ids and "E3" in ids

@@ -42,6 +42,7 @@ from opsmate.records.k8s_workloads import (
     Workload,
 )
 from opsmate.records.types import (
+    AnyMap,
     Flag,
     OptInt,
     StrList,
@@ -165,6 +166,8 @@ class PersistentVolume(K8sObject):
     reclaim_policy: Text = None
     reason: Text = None
     message: Text = None
+    # spec.nodeAffinity as given: a local volume lives on the nodes its required terms match
+    node_affinity: AnyMap = Field(default_factory=dict)
 
 
 class StorageClass(K8sObject):

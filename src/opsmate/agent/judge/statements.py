@@ -40,6 +40,7 @@ def symptom_phrase(kind: K | None) -> str | None:
 MAX_WORDS = 50  # the whole root-cause statement
 TRIGGER_WORDS = 18  # the trigger sentence at most
 THEN_WORDS = 8  # the verbatim error that followed the cause
+NODE_THEN_WORDS = 26  # the scheduler's account of a pod a node's state keeps off it
 MIN_CAUSE_WORDS = 14  # the cause keeps at least this many words when a clause is added
 STEP_CHARS = 240  # one step of the chain
 CLAUSE = 260  # characters of a clause (kept for callers of :func:`clause`)
@@ -255,12 +256,19 @@ def _then_clause(c: Candidate, symptom: Fact | None, lead: Fact) -> tuple[str, F
     the cause does not already quote), as a short clause: ``"pool exhausted" (E4)``, with
     its failure mode named first when a specific card recognised it; the fact; and the
     clause without the name (for a statement with less room)."""
+    if lead.subject is not None and lead.subject.kind == "Node":
+        # a node's state keeps a pod off it: the scheduler's account of that pod (which
+        # nodes it may go to, why none takes it) is what followed
+        for f in [*c.support, *c.chain]:
+            if f.kind == K.SCHEDULING and f.detail.get("alone_on"):
+                plain = f"{clip_words(f.statement, NODE_THEN_WORDS)} {cite(f)}".rstrip()
+                return plain, f, plain
     seen = " ".join(x.lower() for x in (lead.statement, symptom.quote if symptom else "") if x)
     errors = [f for f in c.chain if f.kind in (K.LOG_ERROR, K.DEPENDENCY_FAILURE, K.SATURATION)]
     errors.sort(key=lambda f: not f.focus)  # the subject's own error first
     errors += [f for f in c.impact if f.severity == "error"][:1]  # its consumers' error
     for f in [
-        *errors[:1],
+        *errors[:3],  # the first of them a person can grep for (a template, verbatim)
         *sorted([*c.followers, *c.support], key=lambda f: f.severity != "error"),
     ]:
         quote = (f.quote or "").strip()

@@ -23,6 +23,7 @@ from opsmate.tools.kubernetes.shaping_chaos import CHAOS_SHAPERS
 from opsmate.tools.kubernetes.shaping_common import (
     annotation,
     as_list,
+    as_map,
     base_fields,
     conditions,
     get,
@@ -272,6 +273,7 @@ def _pv(obj: Any, tz: tzinfo | None) -> dict[str, Any]:
         "reclaim_policy": text(get(spec, "persistentVolumeReclaimPolicy")),
         "reason": text(get(status, "reason")),
         "message": text(get(status, "message")),
+        "node_affinity": as_map(get(spec, "nodeAffinity")),
     }
 
 

@@ -80,6 +80,24 @@ def _node_affinity(p: Pod) -> list[Any]:
     return [t for t in terms or [] if isinstance(t, dict)]
 
 
+def _pinned_volumes(g: ObjectGraph, p: Pod) -> list[tuple[str, list[dict[str, Any]]]]:
+    """The bound volumes of the pod's claims that live on some nodes only (a local volume's
+    required node affinity): (volume, its node selector terms)."""
+    out = []
+    for v in p.volumes:
+        if v.type != "persistentVolumeClaim" or not v.ref_name:
+            continue
+        claim = g.get("PersistentVolumeClaim", p.namespace, v.ref_name)
+        pv = g.get("PersistentVolume", None, getattr(claim, "volume_name", None) or "")
+        na = getattr(pv, "node_affinity", None) or {}
+        req = na.get("required") if isinstance(na, dict) else None
+        terms = (req or {}).get("nodeSelectorTerms") if isinstance(req, dict) else None
+        terms = [t for t in terms or [] if isinstance(t, dict)]
+        if terms and pv is not None:
+            out.append((str(getattr(pv, "name", "")), terms))
+    return out
+
+
 def _pod_terms(p: Pod, kind: str) -> list[dict[str, Any]]:
     block = p.affinity.get(kind) if isinstance(p.affinity, dict) else None
     terms = (
@@ -150,6 +168,7 @@ def exclusions(
     out: dict[str, dict[str, str]] = {}
     by_name = {str(n.name): n for n in nodes if n.name}
     anti = [(t, _term_pods(placed, p, t)) for t in _pod_terms(p, "podAntiAffinity")]
+    pinned = _pinned_volumes(g, p)
     requests = p.requests()
     for n in nodes:
         name = str(n.name)
@@ -175,6 +194,13 @@ def exclusions(
         ]
         if bad:
             out.setdefault("taint", {})[name] = ", ".join(f"`{t}`" for t in bad)
+        for volume, terms in pinned:
+            if not any(
+                all(_expr_ok(e, n.labels) for e in t.get("matchExpressions") or []) for t in terms
+            ):
+                out.setdefault("volume node affinity", {})[name] = (
+                    f"is not where volume `{volume}` lives ({' or '.join(map(_term_text, terms))})"
+                )
         if n.unschedulable and not p.tolerates("node.kubernetes.io/unschedulable=:NoSchedule"):
             out.setdefault("cordoned", {})[name] = "is cordoned (unschedulable)"
         for term, candidates in anti:
@@ -203,7 +229,8 @@ def exclusions(
 
 _CORDON_TAINT = "node.kubernetes.io/unschedulable"
 # what the pod's own spec chooses (where it may go), against what keeps it off those nodes
-_PLACEMENT = ("nodeSelector", "nodeAffinity")
+_PLACEMENT = ("nodeSelector", "nodeAffinity", "volume node affinity")  # a local volume
+# ties the pod to the nodes it lives on, as its own selector would
 
 
 def within_allowed(
@@ -246,7 +273,14 @@ def _alone(excl: dict[str, dict[str, str]]) -> dict[str, list[str]]:
     return out
 
 
-def _placement_text(p: Pod) -> str:
+def _placement_text(p: Pod, excl: dict[str, dict[str, str]] | None = None) -> str:
+    if (
+        excl
+        and excl.get("volume node affinity")
+        and not (excl.get("nodeSelector") or excl.get("nodeAffinity"))
+    ):
+        said = sorted(set(excl["volume node affinity"].values()))
+        return said[0].replace("is not where volume", "volume").replace(" lives (", " (", 1)
     if p.node_selector:
         return "nodeSelector `" + ", ".join(f"{k}={v}" for k, v in p.node_selector.items()) + "`"
     return "node affinity `" + " or ".join(_term_text(t) for t in _node_affinity(p)) + "`"
@@ -280,6 +314,11 @@ def _statement(p: Pod, reason: str, nodes: dict[str, str], total: int) -> str:
         return (
             f"{who} cannot be scheduled: its required pod anti-affinity ({terms}) excludes "
             f"{len(nodes)} of {total} node(s), each already running a matching pod ({listed})"
+        )
+    if reason == "volume node affinity":
+        return (
+            f"{who} cannot be scheduled: its volume lives on nodes none of which can take it "
+            f"({len(nodes)} of {total} node(s): {listed})"
         )
     if reason.startswith("insufficient"):
         res = reason.split()[-1]
@@ -317,6 +356,7 @@ def scheduling(ctx: ObserveContext) -> list[Fact]:
         blocked = set().union(*(set(v) for v in excl.values())) if excl else set()
         if len(blocked) < len(nodes):
             continue  # some node fits as far as we can tell
+        full = excl
         excl, allowed = within_allowed(excl, len(nodes))
         done[gkey] = excl
         alone_on = _alone(excl)
@@ -328,7 +368,7 @@ def scheduling(ctx: ObserveContext) -> list[Fact]:
                 text = text.replace(
                     "cannot be scheduled:",
                     f"cannot be scheduled on any of the {allowed} of {len(nodes)} node(s) its "
-                    f"{_placement_text(p)} allows:",
+                    f"{_placement_text(p, full)} allows:",
                     1,
                 )
             alone = alone_on.get(reason, [])

@@ -187,6 +187,21 @@ def pod_references(result: ToolResult, ctx: RuleContext) -> Iterable[Check]:
         kinds: set[str | None] = {v.type for v in p.volumes}
         for c in p.all_containers():
             kinds |= {e.source for e in c.env} | {e.source for e in c.env_from}
+        if p.phase == "Pending" and not p.node:
+            # not placed on a node yet: its Secrets and ConfigMaps are read only once it is
+            # (they cannot be why it waits); the nodes and where its volumes live can
+            out.append(
+                Check("node_conditions", {}, f"{why}: not placed on a node: the nodes")
+                if "node_conditions" in ctx.tools
+                else None
+            )
+            if "persistentVolumeClaim" in kinds:
+                out.append(
+                    list_check(ctx, "PersistentVolumeClaim", ns, f"{why}: are its claims bound?")
+                )
+                out.append(list_check(ctx, "PersistentVolume", None,
+                                      f"{why}: where its volumes live"))  # fmt: skip
+            continue
         if "secret" in kinds or p.image_pull_secrets:
             out.append(list_check(ctx, "Secret", ns, f"{why}: do the Secrets it uses exist?"))
         if {"configMap", "configmap"} & kinds:
