@@ -385,3 +385,13 @@ def test_symptom_words_start_a_word() -> None:
     ids = {c.id for c in candidates("503s on shop (namespace shop-3) since 10:00")}
     assert "disk-full" not in ids  # "space" said inside "namespace"
     assert "disk-full" in {c.id for c in candidates("the volume ran out of space")}
+
+
+def test_a_symptom_word_that_selects_one_failure_mode_ranks_it_before_shared_words() -> None:
+    """ "connect" is said by many failure modes (a Service, a policy, a refusal), "drop" by
+    few: the card chosen by the rarer word is checked first."""
+    from opsmate.agent.kinds.registry import candidates
+
+    ids = [c.id for c in candidates("devices fail to connect to the broker or drop and retry")]
+    assert ids[0] == "conntrack-table-full"
+    assert {"service-selector-mismatch", "policy-blocks-dependency"} <= set(ids)

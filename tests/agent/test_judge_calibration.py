@@ -930,3 +930,43 @@ def test_a_job_pod_that_completed_after_a_rollout_is_not_what_the_rollout_broke(
                 reason="Completed")  # fmt: skip
     an = judge([rollout, done])
     assert not [c for c in an.candidates if c.lead is rollout]
+
+
+def _policy_graph() -> ObjectGraph:
+    graph = ObjectGraph()
+    for name, env in (("gateway", [EnvVar(name="CATALOG_URL", value="http://catalog:8080")]),
+                      ("catalog", [EnvVar(name="DB_HOST", value="db")]), ("db", [])):  # fmt: skip
+        graph.add("Pod", Pod(name=f"{name}-6d5f7c8b9-abcde", namespace="shop",
+                             owner=f"ReplicaSet/{name}-6d5f7c8b9", labels={"app": name},
+                             containers=[Container(name=name, env=env)]), "E9")  # fmt: skip
+        graph.add("Service", Service(name=name, namespace="shop", selector={"app": name}), "E9")
+    return graph
+
+
+def test_a_policy_that_denies_only_pods_that_never_call_what_it_guards_is_latent() -> None:
+    """A policy admits only the catalog to the database; the gateway, denied, never calls the
+    database (only the catalog does): the gateway's errors are not the policy's doing."""
+    policy = fact(K.NETWORK_POLICY, "NetworkPolicy `db-clients` selects pods `app=db` and allows "
+                  "ingress only from pods `app=catalog`: traffic from pod(s) `gateway-6d5f7c8b9-"
+                  "abcde` is denied", "E3", minutes=None, reason="ingressDenied",
+                  subject=ObjRef(kind="NetworkPolicy", name="db-clients", namespace="shop"),
+                  detail={"selected": ["db-6d5f7c8b9-abcde"],
+                          "denied": ["gateway-6d5f7c8b9-abcde"]})  # fmt: skip
+    errors = fact(K.ERROR_RATE, "gateway: 57 of 151 requests failed", "E1", service="gateway",
+                  focus=True)  # fmt: skip
+    state = TaskState(goal="why", subject=Subject(names=["gateway"], namespace="shop"),
+                      facts=[errors, policy], onset=T0)  # fmt: skip
+    an = analyse(state, EvidenceStore(), [], _policy_graph())
+    [cand] = [c for c in an.candidates if c.lead is policy]
+    assert cand.latent and not cand.conclusive
+    # denying the catalog, which does call the database, is a cause
+    denies = policy.model_copy(
+        update={
+            "detail": {"selected": ["db-6d5f7c8b9-abcde"], "denied": ["catalog-6d5f7c8b9-abcde"]}
+        }
+    )
+    state = TaskState(goal="why", subject=Subject(names=["gateway"], namespace="shop"),
+                      facts=[errors, denies], onset=T0)  # fmt: skip
+    an = analyse(state, EvidenceStore(), [], _policy_graph())
+    [cand] = [c for c in an.candidates if c.lead is denies]
+    assert not cand.latent

@@ -71,6 +71,23 @@ def estimate_onset(state: TaskState) -> datetime | None:
     return min(times) if times else None
 
 
+def _denies_a_caller(f: Fact, dg: depgraph.DependencyGraph, reached: set[str]) -> bool:
+    """Whether an ingress policy's denied pods include one that calls the pods it selects:
+    the dependency graph has the edge, or calls to them fail; what the data does not show
+    (no workload seen to use them) counts as a caller, so only a policy whose selected pods
+    are known to be called, by others only, is latent."""
+    targets = {c for n in f.detail.get("selected") or [] if (c := dg.component(str(n)))}
+    callers = {c for n in f.detail.get("denied") or [] if (c := dg.component(str(n)))}
+    if not targets or not callers:
+        return True  # nothing to judge by: the policy's word stands
+    if targets & reached:
+        return True  # calls to what it selects fail
+    called_by = {e.src for t in targets for e in dg.callers_of(t)}
+    if not called_by:
+        return True  # nothing says who calls them
+    return bool(called_by & callers)
+
+
 def _independent(facts: list[Fact]) -> set[str]:
     return {e for f in facts for e in f.evidence if e.startswith("E")}
 
@@ -153,6 +170,11 @@ def analyse(
             comp = depgraph.fact_component(dg, c.lead)
             if comp is None or comp not in reached:
                 c.supported, c.conclusive, c.latent = False, False, True
+        elif c.lead.reason == "ingressDenied" and not _denies_a_caller(c.lead, dg, reached):
+            # a policy that admits only some peers to pods nothing denied is known to call
+            # (no edge, no failing call to them): a latent restriction, not a cause
+            c.supported, c.conclusive, c.latent = False, False, True
+            c.score *= 0.3
         elif not _seen(c.lead, state, facts):
             # a failure mode that shows itself only one way (certificate errors), while
             # nothing seen shows it: present, but not the cause of what is asked about

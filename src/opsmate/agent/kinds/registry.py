@@ -92,13 +92,24 @@ def kinds_with(trait: Trait) -> frozenset[FactKind]:
 
 def candidates(question: str) -> list[Card]:
     """Cause cards whose symptom words (``asks``) the question uses (at the start of a
-    word), base cards last."""
-    out = [
-        c
-        for c in cards()
-        if c.asks and c.role == Role.CAUSE and re.search(rf"(?<![a-z])(?:{c.asks})", question, re.I)
-    ]  # a symptom word starts a word: "space" is not said by "namespace"
-    return sorted(out, key=lambda c: c.base)
+    word), base cards last; the others by how telling the words they were chosen by are: a
+    word that selects one card ("drop") says more than one that selects many ("connect")."""
+    said: dict[str, set[str]] = {}  # card id -> the words of the question that selected it
+    for c in cards():
+        if c.asks and c.role == Role.CAUSE:
+            # a symptom word starts a word: "space" is not said by "namespace"
+            hits = {
+                m.group(0).lower() for m in re.finditer(rf"(?<![a-z])(?:{c.asks})", question, re.I)
+            }
+            if hits:
+                said[c.id] = hits
+    share: dict[str, int] = {}
+    for hits in said.values():
+        for w in hits:
+            share[w] = share.get(w, 0) + 1
+    weight = {i: sum(1 / share[w] for w in hits) for i, hits in said.items()}
+    out = [c for c in cards() if c.id in said]
+    return sorted(out, key=lambda c: (c.base, -round(weight[c.id], 3)))
 
 
 # what is seen: the symptoms and the errors that were read

@@ -217,8 +217,7 @@ def _card_survey(state: TaskState, planner: Planner, namespace: str | None) -> N
             key = planner.key(r.tool, args)
             if key in seen:
                 continue
-            seen.add(key)
-            planner.add(
+            added = planner.add(
                 PendingCheck(
                     tool=r.tool,
                     args=dict(args),
@@ -228,4 +227,6 @@ def _card_survey(state: TaskState, planner: Planner, namespace: str | None) -> N
                     essential=False,
                 )
             )
-            prio += 1
+            if added:  # one already queued or done takes none of the reads the words add
+                seen.add(key)
+                prio += 1

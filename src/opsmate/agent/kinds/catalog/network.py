@@ -5,7 +5,7 @@ HolmesGPT's DNS and network playbooks)."""
 from __future__ import annotations
 
 from opsmate.agent.kinds.card import read
-from opsmate.agent.kinds.catalog.base import NODE_CONNTRACK, NODE_RETRANSMITS, variant
+from opsmate.agent.kinds.catalog.base import NODE_CONNTRACK_DROPS, NODE_RETRANSMITS, variant
 from opsmate.agent.observe.facts import FactKind as K
 
 _POLICIES = read(
@@ -89,7 +89,7 @@ CARDS = (
         needs_deeper=True,
         phrase="a dependency that does not answer in time",
         asks=r"slow|latency|timeouts?|timed out|hang|延迟|超时",
-        reads=(_POLICIES, NODE_RETRANSMITS, NODE_CONNTRACK),
+        reads=(_POLICIES, NODE_RETRANSMITS, NODE_CONNTRACK_DROPS),
         rules_out="the dependency's own request duration normal (then: the network between)",
         catalog=("ChaosMesh:NetworkChaos delay", "RCAEval:delay", "HolmesGPT:network flapping"),
     ),

@@ -33,7 +33,8 @@ CARDS = (
         "net.netfilter.nf_conntrack_max only as a stopgap (a person decides)",
         topics=("conntrack", "node", "network", "kernel", "dropping packet"),
         asks=r"conntrack|connection|timeout|drop|node",
-        reads=(NODE_CONNTRACK, NODE_CONNTRACK_LIMIT, NODE_CONNTRACK_DROPS),
+        # most telling first: drops say it is full; the limit says how full the entries are
+        reads=(NODE_CONNTRACK_DROPS, NODE_CONNTRACK_LIMIT, NODE_CONNTRACK),
         evidence="the kernel's 'nf_conntrack: table full, dropping packet' in the node's log, "
         "node-exporter's conntrack series (entries at the limit, drops)",
         catalog=("classic: conntrack exhaustion", "SREGym: OS limits"),
