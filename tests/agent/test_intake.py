@@ -96,3 +96,6 @@ def test_a_name_whose_dashboards_look_fine_is_not_the_subject() -> None:
     q = "since ~11:04 login fails for everyone. CoreDNS dashboards look fine. What broke?"
     assert said_healthy(q) == {"coredns"}
     assert said_healthy("checkout pods are fine but cart is slow") == {"checkout"}
+    # its web front end works: the front end is healthy, not the whole application
+    web = said_healthy("agents stopped running, although the Huginn web UI works fine")
+    assert "huginn-web" in web and "huginn" not in web

@@ -102,3 +102,19 @@ def test_a_word_that_names_a_namespace_does_not_move_the_subject_out_of_its_own(
     assert g.subject.namespace is None  # not "billing": app-a lives in analytics
     g = ground("billing-api in billing returns 500", Subject(names=["billing-api"]), inv)
     assert g.subject.namespace == "billing"
+
+
+def test_an_ingress_whose_backend_the_question_says_works_is_not_the_subject() -> None:
+    """ "Agents stopped running, although the Huginn web UI works fine": the Ingress named
+    like the app routes to the web front end the question calls healthy, so the subject
+    stays the application's namespace, where the worker that stopped lives."""
+    inv = Inventory.of(["huginn"], ["huginn", "huginn-web", "huginn-worker"],
+                       routes={"huginn": ["huginn-web"]})  # fmt: skip
+    g = ground(
+        "Huginn agents stopped producing events, although the Huginn web UI works fine. "
+        "Namespace huginn.",
+        Subject(names=["huginn"], namespace="huginn"),
+        inv,
+        ["huginn"],
+    )
+    assert "huginn-web" not in g.subject.names and g.subject.namespace == "huginn"

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from opsmate.agent.intake.names import namespace_candidates
+from opsmate.agent.intake.question import said_healthy
 from opsmate.agent.intake.subject import Subject
 
 _WORD = re.compile(r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?")
@@ -97,7 +98,9 @@ def ground(
     if routed:
         # an Ingress named as the subject ("ingress shop-web is answering 500"): what it
         # routes to is what serves the errors
-        backends = [s for n in routed for s in inventory.routes[n.lower()]]
+        # (a backend the question says works fine is not what it is about)
+        healthy = said_healthy(question)
+        backends = [s for n in routed for s in inventory.routes[n.lower()] if s not in healthy]
         out.names = list(dict.fromkeys([*(n for n in out.names if n not in routed), *backends]))
         out.names = out.names[:4]
         out.kind = "Service" if out.kind == "Ingress" else out.kind

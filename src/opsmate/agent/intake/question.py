@@ -362,8 +362,8 @@ def _word_iter(low: str, word: str) -> Iterable[int]:
 
 
 _HEALTHY = re.compile(
-    r"([a-z0-9][a-z0-9-]*[a-z0-9])(?:\s+(?:page|service|pod|pods|all|itself|api|dashboards?|metrics|"
-    r"graphs?|panels?|side|status))*\s+(?:(?:is|are|looks?|"
+    r"([a-z0-9][a-z0-9-]*[a-z0-9])((?:\s+(?:page|service|pod|pods|all|itself|api|dashboards?|"
+    r"metrics|graphs?|panels?|side|status|web|ui|frontend))*)\s+(?:(?:is|are|looks?|"
     r"seems?|appears?)\s+(?:to be\s+)?(?:healthy|fine|ok|okay|up|working|normal|green"
     r"|not the problem)|works(?: fine)?|itself works)\b",
     re.I,
@@ -373,12 +373,17 @@ _HEALTHY = re.compile(
 def said_healthy(question: str) -> set[str]:
     """Names the question says are healthy ("the billing team says ledger-api is
     healthy"): not the subject, whatever else the question says about them."""
-    out = set()
+    out: set[str] = set()
     for m in _HEALTHY.finditer(question):
         name = m.group(1).lower()
         if ("-" in name or len(name) >= 4) and name not in _PRONOUNS:
-            out.add(name)
+            part = set(m.group(2).lower().split()) & _FRONT_PARTS
+            # "the Huginn web UI works fine": its web front end is, not the whole of Huginn
+            out |= {f"{name}-{p}" for p in _FRONT_PARTS} if part else {name}
     return out
+
+
+_FRONT_PARTS = frozenset({"web", "ui", "frontend"})
 
 
 _PRONOUNS = {

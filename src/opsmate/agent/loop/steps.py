@@ -13,6 +13,7 @@ import threading
 from typing import Any
 
 from opsmate.agent.evidence import summarize
+from opsmate.agent.intake.question import said_healthy
 from opsmate.agent.intake.subject import Subject, names_mentioned
 from opsmate.agent.judge.causality import Role, role
 from opsmate.agent.loop.engine import Engine, Limits
@@ -145,7 +146,8 @@ class Steps:
         seen = [n for objs in self.e.graph.objects.values() for (_, n) in objs]
         seen += [s for s in self.state.constraints.services]
         found = names_mentioned(self.state.questions[0], seen)
-        suspects = Subject(names=subject.suspects)  # said only as a guess: not the subject
+        # said only as a guess, or said to be healthy ("the web UI works fine"): not the subject
+        suspects = Subject(names=[*subject.suspects, *said_healthy(self.state.questions[0])])
         found = [n for n in found if not suspects.matches(n)]
         if found:
             subject.names.extend(found)
