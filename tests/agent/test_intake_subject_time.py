@@ -395,3 +395,19 @@ def test_a_symptom_word_that_selects_one_failure_mode_ranks_it_before_shared_wor
     ids = [c.id for c in candidates("devices fail to connect to the broker or drop and retry")]
     assert ids[0] == "conntrack-table-full"
     assert {"service-selector-mismatch", "policy-blocks-dependency"} <= set(ids)
+
+
+def test_a_change_asked_about_after_the_symptom_is_a_suspect_when_the_namespace_is_named() -> None:
+    """The question reports the symptom, then asks about a change: what changed is checked,
+    not taken as the subject (it stays in the namespace's scope); said in the symptom too,
+    it is the subject."""
+    from opsmate.agent.intake.names import guessed_only
+
+    q = ("In Mayan EDMS staging (namespace dms) some uploads fail. SeaweedFS was upgraded "
+         "last night - did that break S3?")  # fmt: skip
+    assert guessed_only(q, ["seaweedfs"], "dms") == ["seaweedfs"]
+    assert guessed_only(q, ["seaweedfs"], None) == []  # no namespace: nothing to scope to
+    front = (
+        "Users get 502 on checkout (namespace shop). We released checkout at 10:00 - did it break?"
+    )
+    assert guessed_only(front, ["checkout"], "shop") == []

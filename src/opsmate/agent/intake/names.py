@@ -202,6 +202,29 @@ _GUESS = re.compile(
 )
 
 
+def _guess_spans(low: str, namespace: str | None) -> list[tuple[int, int]]:
+    spans = [m.span(1) for m in _GUESS.finditer(low)]
+    if namespace:
+        spans += [m.span(1) for m in _CHANGE_GUESS.finditer(low)]
+    return spans
+
+
+def _inside(low: str, name: str, spans: list[tuple[int, int]]) -> bool:
+    at = [m.start() for m in re.finditer(rf"(?<![\w-]){re.escape(name)}(?![\w-])", low)]
+    return bool(at) and all(any(a <= p < b for a, b in spans) for p in at)
+
+
+def guessed_only(text: str, names: Iterable[str], namespace: str | None) -> list[str]:
+    """Those of ``names`` (services the question names in plain words) said only inside a
+    guess or a change asked about ("SeaweedFS was upgraded last night - did that break S3?")
+    while the question names the namespace: suspects, not the subject."""
+    if not namespace:
+        return []
+    low = text.lower()
+    spans = _guess_spans(low, namespace)
+    return [n for n in names if spans and _inside(low, n.lower(), spans)]
+
+
 def _guessed_hosts(low: str, hosts: list[str]) -> list[str]:
     """Hosts said only inside a guess that follows what the question reports ("npm install
     fails with 500s from our registry ... - is the uplink to registry.example.org broken?"),
@@ -217,21 +240,26 @@ def _guessed_hosts(low: str, hosts: list[str]) -> list[str]:
     return out
 
 
+# a change the question asks about after reporting the symptom ("SeaweedFS was upgraded
+# last night - did that break S3?", "we shipped bookings-api 2.4 at 09:40 - should we roll
+# it back?"): what changed is a suspect to check, not what has the symptom
+_CHANGE_GUESS = re.compile(
+    r"(?:[.!;]\s+)((?:[^.!?;]|\.(?=\S))*\b(?:released|upgraded|deployed|shipped|rolled out"
+    r"|updated|bumped|migrated)\b(?:[^.!?;]|\.(?=\S))*\?)"
+)
+
+
 def _without_guesses(
     low: str, names: list[tuple[int, str]], hosts: list[str], namespace: str | None = None
 ) -> list[tuple[int, str]]:
     """``names`` less those said only inside a guess, when the question names what has
     the symptom otherwise too (another name, a host, the namespace it lives in): the
-    suspect is read, not the subject."""
-    spans = [m.span(1) for m in _GUESS.finditer(low)]
+    suspect is read, not the subject. A change asked about after the symptom is a guess
+    only when the namespace is named (what changed stays in scope there)."""
+    spans = _guess_spans(low, namespace)
     if not spans:
         return names
-
-    def guessed(name: str) -> bool:
-        at = [m.start() for m in re.finditer(rf"(?<![\w-]){re.escape(name)}(?![\w-])", low)]
-        return bool(at) and all(any(a <= p < b for a, b in spans) for p in at)
-
-    kept = [(p, n) for p, n in names if not guessed(n)]
+    kept = [(p, n) for p, n in names if not _inside(low, n, spans)]
     if len(kept) == len(names) or not (kept or hosts or namespace):
         return names
     return kept

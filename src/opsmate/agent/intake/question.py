@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from opsmate.agent.intake.names import detect_namespace, detect_subject
+from opsmate.agent.intake.names import detect_namespace, detect_subject, guessed_only
 from opsmate.agent.intake.subject import Subject
 from opsmate.agent.intake.times import absolute_time, detect_onset
 from opsmate.errors import UsageError
@@ -256,6 +256,10 @@ def run_intake(
     subject = detect_subject(
         question, services=focus, namespace=namespace, exclude=[*env_words, *healthy]
     )
+    if not services:
+        late = [n for n in guessed_only(question, focus, namespace) if n not in subject.suspects]
+        subject.suspects = sorted({*subject.suspects, *(n.lower() for n in late)})
+        subject.names = [n for n in subject.names if n not in subject.suspects]
     if subject.suspects and not services:
         # a service named only in a guess is read, not the focus of the task
         focus = [s for s in focus if s.lower() not in subject.suspects]
