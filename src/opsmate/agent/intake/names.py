@@ -209,8 +209,10 @@ def _guess_spans(low: str, namespace: str | None) -> list[tuple[int, int]]:
     return spans
 
 
-def _inside(low: str, name: str, spans: list[tuple[int, int]]) -> bool:
-    at = [m.start() for m in re.finditer(rf"(?<![\w-]){re.escape(name)}(?![\w-])", low)]
+def _inside(low: str, name: str, spans: list[tuple[int, int]], before: str = r"\w-") -> bool:
+    """Whether every time ``name`` is said falls inside one of ``spans`` (``before``: the
+    characters that may not precede it, a host's dot among them)."""
+    at = [m.start() for m in re.finditer(rf"(?<![{before}]){re.escape(name)}(?![\w-])", low)]
     return bool(at) and all(any(a <= p < b for a, b in spans) for p in at)
 
 
@@ -232,12 +234,7 @@ def _guessed_hosts(low: str, hosts: list[str]) -> list[str]:
     question that opens with the guess ("is the site at shop.example.com down?") asks about
     that host."""
     spans = [m.span(1) for m in _GUESS.finditer(low) if low[: m.start(1)].strip()]
-    out = []
-    for h in hosts:
-        at = [m.start() for m in re.finditer(rf"(?<![\w.-]){re.escape(h)}(?![\w-])", low)]
-        if at and all(any(a <= p < b for a, b in spans) for p in at):
-            out.append(h)
-    return out
+    return [h for h in hosts if _inside(low, h, spans, before=r"\w.-")]
 
 
 # a change the question asks about after reporting the symptom ("SeaweedFS was upgraded

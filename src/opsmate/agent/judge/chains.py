@@ -251,6 +251,15 @@ def _refers_to(f: Fact, obj: ObjRef | None, graph: ObjectGraph) -> bool:
     return False
 
 
+def _depends(dg: DependencyGraph | None, a: Fact, b: Fact) -> bool:
+    """Whether the component ``a`` is about depends (directly or not) on ``b``'s, another
+    one, as the dependency graph shows."""
+    if dg is None:
+        return False
+    ca, cb = fact_component(dg, a), fact_component(dg, b)
+    return bool(ca and cb and ca != cb and cb in dg.reachable(ca))
+
+
 def _is_deeper(
     shallow: Candidate, deep: Candidate, graph: ObjectGraph, dg: DependencyGraph | None = None
 ) -> bool:
@@ -263,8 +272,7 @@ def _is_deeper(
         after = a.time is not None and b.time is not None and a.time >= b.time
         if after and same_thread(a, b):
             return True
-        ca, cb = (fact_component(dg, a), fact_component(dg, b)) if dg is not None else (None, None)
-        if after and ca and cb and ca != cb and dg is not None and cb in dg.reachable(ca):
+        if after and _depends(dg, a, b):
             return True
     if (
         a.kind == b.kind == K.SCHEDULING
@@ -278,35 +286,27 @@ def _is_deeper(
     if deeper(a, b) and _same_release(a, b, graph):
         return True  # a Job of the same release (its image) that did not run for it
     if (
-        dg is not None
-        and _reaching(a)
+        _reaching(a)
         and b.kind != K.CHANGE
         and deep.relation in (links.LINKED, links.SUBJECT, links.SCOPE)
-    ):
         # the dependency graph: the shallow one's component depends on the deep one's
-        ca, cb = fact_component(dg, a), fact_component(dg, b)
-        if (
-            ca
-            and cb
-            and ca != cb
-            and cb in dg.reachable(ca)
-            and _began_first(deep, shallow)
-            and _still_there(deep, shallow)
-            and (b.reason not in links.ROUTING or links.failed_to_reach(a))
-        ):
-            return True  # (a routing fault explains only calls that could not reach it)
+        and _depends(dg, a, b)
+        and _began_first(deep, shallow)
+        and _still_there(deep, shallow)
+        # (a routing fault explains only calls that could not reach it)
+        and (b.reason not in links.ROUTING or links.failed_to_reach(a))
+    ):
+        return True
     if (
-        dg is not None
-        and deeper(a, b)
+        deeper(a, b)
         and b.kind != K.CHANGE
         and deep.relation in (links.LINKED, links.SUBJECT, links.SCOPE)
         and _began_first(deep, shallow)
+        and _depends(dg, a, b)
     ):
         # a failure mode the card names as a why of it (a pool run dry: lock waits), on a
         # component the shallow one's depends on, as the data shows
-        ca, cb = fact_component(dg, a), fact_component(dg, b)
-        if ca and cb and ca != cb and cb in dg.reachable(ca):
-            return True
+        return True
     if (
         deeper(a, b)
         and b.subject is not None
