@@ -970,3 +970,40 @@ def test_a_policy_that_denies_only_pods_that_never_call_what_it_guards_is_latent
     an = analyse(state, EvidenceStore(), [], _policy_graph())
     [cand] = [c for c in an.candidates if c.lead is denies]
     assert not cand.latent
+
+
+def test_a_pool_run_dry_does_not_settle_the_investigation_while_checks_remain() -> None:
+    """The pool's card names what runs it down elsewhere (lock waits in its database): a
+    root that says little on its own, so the queued reads of the database still run; a full
+    disk (a limit of the process itself) settles."""
+    from opsmate.agent.kinds.registry import run_down_elsewhere, weak_root
+
+    pool = fact(K.SATURATION, 'web reports that a connection pool is exhausted: "Timed out '
+                'fetching a new connection from the connection pool"', "E2",
+                reason="pool_exhausted")  # fmt: skip
+    assert run_down_elsewhere(pool) and weak_root(pool)
+    assert not run_down_elsewhere(_disk_full()) and not weak_root(_disk_full())
+
+
+def test_lock_waits_on_the_database_the_client_names_are_the_why_without_a_graph_edge() -> None:
+    """The client's address is hidden in a Secret (no edge), but its errors name the database:
+    the lock waits there are linked, and the pool's card names them as its why."""
+    pool = fact(K.SATURATION, 'web reports that a connection pool is exhausted: "Timed out '
+                'fetching a new connection from the connection pool"', "E2",
+                service="web", focus=True, reason="pool_exhausted", count=300,
+                minutes=1)  # fmt: skip
+    waits = fact(K.LOG_WARNING, 'db logged 80 warnings "process 4 still waiting for '
+                 'AccessShareLock on relation 16839 of database 16385 after 1000 ms"', "E3",
+                 service="db", severity="warning", count=80, minutes=1,
+                 subject=ObjRef(kind="app", name="db"), message="process 4 still waiting for "
+                 "AccessShareLock on relation 16839 of database 16385 after 1000 ms",
+                 detail={"verbatim": True})  # fmt: skip
+    errors = fact(K.ERROR_RATE, "web: 57 of 151 requests failed", "E1", service="web",
+                  focus=True)  # fmt: skip
+    named = fact(K.DEPENDENCY_FAILURE, "web cannot reach db (timed out)", "E4", service="web",
+                 focus=True, count=3, minutes=2, reason="timeout",
+                 objects=[ObjRef(kind="host", name="db")])  # fmt: skip
+    state = TaskState(goal="why", subject=Subject(names=["web"], namespace="shop"),
+                      facts=[errors, pool, waits, named], onset=T0)  # fmt: skip
+    an = analyse(state, EvidenceStore(), [], ObjectGraph())
+    assert an.root is not None and an.root.lead is waits

@@ -302,10 +302,11 @@ def _is_deeper(
         and b.kind != K.CHANGE
         and deep.relation in (links.LINKED, links.SUBJECT, links.SCOPE)
         and _began_first(deep, shallow)
-        and _depends(dg, a, b)
+        and (_depends(dg, a, b) or (deep.relation == links.LINKED and builds_up(a, b)))
     ):
         # a failure mode the card names as a why of it (a pool run dry: lock waits), on a
-        # component the shallow one's depends on, as the data shows
+        # component the shallow one's depends on, as the data shows (an edge, or what its
+        # errors name)
         return True
     if (
         deeper(a, b)

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 
 from opsmate.agent.intake.subject import Subject
 from opsmate.agent.kinds import Role, Trait, card_for, too_few
+from opsmate.agent.kinds.registry import run_down_elsewhere
 from opsmate.agent.observe.depgraph import DependencyGraph, fact_component, workload_of
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.graph import ObjectGraph
@@ -311,7 +312,7 @@ def own_failure(facts: list[Fact], subject: Subject, focus_services: list[str]) 
         card = card_for(f)
         if card.role != Role.CAUSE:
             continue  # a symptom, a change or context: not a failure of its own
-        if card.deeper_cards and not card.has(Trait.OWN_LIMIT):
+        if run_down_elsewhere(f):
             continue  # a limit a deeper failure elsewhere runs down (a pool behind lock waits)
         if f.focus or any(subject.matches(n) for n in f.names()):
             return True

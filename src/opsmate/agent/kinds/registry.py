@@ -135,7 +135,19 @@ def weak_root(f: Fact) -> bool:
     (a caller's refused connection, a probe that times out) or an unclassified error line.
     An investigation does not stop on one while checks remain."""
     card = card_for(f)
-    return card.needs_deeper or (card.base and card.fact == FactKind.LOG_ERROR)
+    return (
+        card.needs_deeper
+        or (card.base and card.fact == FactKind.LOG_ERROR)
+        or run_down_elsewhere(f)
+    )
+
+
+def run_down_elsewhere(f: Fact) -> bool:
+    """A limit its card says a failure elsewhere runs down (a pool that runs dry while its
+    statements wait on locks in the database): not a failure of its own that settles why,
+    and not one that stops the walk into what it depends on."""
+    card = card_for(f)
+    return bool(card.deeper_cards) and not card.has(Trait.OWN_LIMIT)
 
 
 def too_few(f: Fact) -> bool:
