@@ -879,6 +879,22 @@ def test_work_piling_up_is_explained_by_what_in_the_namespace_stopped_consuming_
     assert an.root is not None and an.root.lead is refused
 
 
+def _pool_run_dry(client: str) -> Fact:
+    return fact(K.SATURATION, f'{client} reports that a connection pool is exhausted: '
+                '"HikariPool-1 - Connection is not available, request timed out after 30000ms"',
+                "E2", service=client, focus=True, reason="pool_exhausted", count=300,
+                minutes=1)  # fmt: skip
+
+
+def _lock_waits() -> Fact:
+    """PostgreSQL's log_lock_waits lines on the database ``db``, 80 of them, read as warnings."""
+    said = "process 4 still waiting for RowExclusiveLock on relation 16412 of database 16384"
+    return fact(K.LOG_WARNING, f'db logged 80 warnings "{said} after 1000 ms"', "E3",
+                service="db", severity="warning", count=80, minutes=1,
+                subject=ObjRef(kind="app", name="db"), message=f"{said} after 1000 ms",
+                detail={"verbatim": True})  # fmt: skip
+
+
 def test_lock_waits_on_the_database_a_pool_runs_dry_on_are_the_why_of_the_pool() -> None:
     """A client's pool runs dry because its statements queue behind a lock: the pool card
     names lock contention as what can explain it, and the client depends on the database
@@ -893,16 +909,8 @@ def test_lock_waits_on_the_database_a_pool_runs_dry_on_are_the_why_of_the_pool()
                          labels={"app": "db"}, containers=[Container(name="postgres")]),
               "E9")  # fmt: skip
     graph.add("Service", Service(name="db", namespace="shop", selector={"app": "db"}), "E9")
-    pool = fact(K.SATURATION, 'tracker reports that a connection pool is exhausted: "HikariPool-1'
-                " - Connection is not available, request timed out after 30000ms\"", "E2",
-                service="tracker", focus=True, reason="pool_exhausted", count=300,
-                minutes=1)  # fmt: skip
-    waits = fact(K.LOG_WARNING, 'db logged 80 warnings "process 4 still waiting for '
-                 'RowExclusiveLock on relation 16412 of database 16384 after 1000 ms"', "E3",
-                 service="db", severity="warning", count=80, minutes=1,
-                 subject=ObjRef(kind="app", name="db"), message="process 4 still waiting for "
-                 "RowExclusiveLock on relation 16412 of database 16384 after 1000 ms",
-                 detail={"verbatim": True})  # fmt: skip
+    pool = _pool_run_dry("tracker")
+    waits = _lock_waits()
     errors = fact(K.ERROR_RATE, "tracker: 57 of 151 requests failed", "E1", service="tracker",
                   focus=True)  # fmt: skip
     state = TaskState(goal="why", subject=Subject(names=["tracker"], namespace="shop"),
@@ -988,16 +996,8 @@ def test_a_pool_run_dry_does_not_settle_the_investigation_while_checks_remain() 
 def test_lock_waits_on_the_database_the_client_names_are_the_why_without_a_graph_edge() -> None:
     """The client's address is hidden in a Secret (no edge), but its errors name the database:
     the lock waits there are linked, and the pool's card names them as its why."""
-    pool = fact(K.SATURATION, 'web reports that a connection pool is exhausted: "Timed out '
-                'fetching a new connection from the connection pool"', "E2",
-                service="web", focus=True, reason="pool_exhausted", count=300,
-                minutes=1)  # fmt: skip
-    waits = fact(K.LOG_WARNING, 'db logged 80 warnings "process 4 still waiting for '
-                 'AccessShareLock on relation 16839 of database 16385 after 1000 ms"', "E3",
-                 service="db", severity="warning", count=80, minutes=1,
-                 subject=ObjRef(kind="app", name="db"), message="process 4 still waiting for "
-                 "AccessShareLock on relation 16839 of database 16385 after 1000 ms",
-                 detail={"verbatim": True})  # fmt: skip
+    pool = _pool_run_dry("web")
+    waits = _lock_waits()
     errors = fact(K.ERROR_RATE, "web: 57 of 151 requests failed", "E1", service="web",
                   focus=True)  # fmt: skip
     named = fact(K.DEPENDENCY_FAILURE, "web cannot reach db (timed out)", "E4", service="web",

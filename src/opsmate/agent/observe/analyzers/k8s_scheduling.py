@@ -199,7 +199,7 @@ def exclusions(
                 all(_expr_ok(e, n.labels) for e in t.get("matchExpressions") or []) for t in terms
             ):
                 out.setdefault("volume node affinity", {})[name] = (
-                    f"is not where volume `{volume}` lives ({' or '.join(map(_term_text, terms))})"
+                    f"is not where {_volume_text(volume, terms)} lives"
                 )
         if n.unschedulable and not p.tolerates("node.kubernetes.io/unschedulable=:NoSchedule"):
             out.setdefault("cordoned", {})[name] = "is cordoned (unschedulable)"
@@ -273,14 +273,16 @@ def _alone(excl: dict[str, dict[str, str]]) -> dict[str, list[str]]:
     return out
 
 
-def _placement_text(p: Pod, excl: dict[str, dict[str, str]] | None = None) -> str:
-    if (
-        excl
-        and excl.get("volume node affinity")
-        and not (excl.get("nodeSelector") or excl.get("nodeAffinity"))
-    ):
-        said = sorted(set(excl["volume node affinity"].values()))
-        return said[0].replace("is not where volume", "volume").replace(" lives (", " (", 1)
+def _volume_text(volume: str, terms: list[dict[str, Any]]) -> str:
+    return f"volume `{volume}` ({' or '.join(map(_term_text, terms))})"
+
+
+def _placement_text(p: Pod, g: ObjectGraph, excl: dict[str, dict[str, str]]) -> str:
+    """What chooses the nodes the pod may go to: its nodeSelector or node affinity, else
+    the node affinity of a volume it mounts."""
+    pinned = _pinned_volumes(g, p)
+    if pinned and not (excl.get("nodeSelector") or excl.get("nodeAffinity")):
+        return _volume_text(*pinned[0])
     if p.node_selector:
         return "nodeSelector `" + ", ".join(f"{k}={v}" for k, v in p.node_selector.items()) + "`"
     return "node affinity `" + " or ".join(_term_text(t) for t in _node_affinity(p)) + "`"
@@ -368,7 +370,7 @@ def scheduling(ctx: ObserveContext) -> list[Fact]:
                 text = text.replace(
                     "cannot be scheduled:",
                     f"cannot be scheduled on any of the {allowed} of {len(nodes)} node(s) its "
-                    f"{_placement_text(p, full)} allows:",
+                    f"{_placement_text(p, g, full)} allows:",
                     1,
                 )
             alone = alone_on.get(reason, [])

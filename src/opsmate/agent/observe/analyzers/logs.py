@@ -516,11 +516,11 @@ def search_logs_facts(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
         pl = parse_record(item.fields_as_stored)
         if item.level_inferred:
             pl.inferred = True
-        quote = example_text(pl)
         if pl.level not in ("error", "fatal", "warn"):
-            if not logged_at_any_level(f"{quote} {pl.error or ''}"):
+            if not logged_at_any_level(f"{pl.message or ''} {pl.error or ''}"):
                 continue
             pl.level = "warn"  # a failure its software logs as information
+        quote = example_text(pl)
         svc = pl.service or item.service or scope_service
         key = (str(svc), pl.level or "", pattern_key(pl.message or quote))
         g = groups.setdefault(

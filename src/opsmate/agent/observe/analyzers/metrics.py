@@ -306,6 +306,7 @@ def metrics(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
             )
             values = [v for s in res.series for v in s.labels.values()]
             app = _app_of(query, lead.labels if lead is not None else {})
+            kind = _shift_kind(query, {}, agg["direction"])
             facts.append(
                 Fact(
                     key=f"metric:{query}:*",
@@ -313,11 +314,9 @@ def metrics(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
                     evidence=[ctx.eid],
                     service=app,
                     subject=ObjRef(kind="app", name=app) if app else None,
-                    kind=_shift_kind(query, {}, agg["direction"]),
+                    kind=kind,
                     severity=_shift_severity(
-                        _shift_kind(query, {}, agg["direction"]),
-                        lead.labels if lead is not None else {},
-                        agg["direction"],
+                        kind, lead.labels if lead is not None else {}, agg["direction"]
                     ),
                     time=_when(agg["time"]),
                     quote=text,

@@ -20,8 +20,10 @@ import re
 from collections.abc import Iterable
 from datetime import timedelta
 
+from opsmate.agent.observe import depgraph
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.facts import FactKind as K
+from opsmate.agent.observe.software import ROLES, image_word
 from opsmate.agent.plan.registry import Check, RuleContext, fact_rule, result_rule
 from opsmate.agent.plan.tiers import Tier
 from opsmate.records.k8s import Pod
@@ -168,9 +170,6 @@ def backing_store_logs(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
         f"{fact.quote or ''} {fact.message or ''}"
     ):
         return []
-    from opsmate.agent.observe import depgraph
-    from opsmate.agent.observe.software import ROLES, image_word
-
     dg = depgraph.build(ctx.graph, ctx.facts)
     src = depgraph.fact_component(dg, fact)
     if src is None:
