@@ -8,6 +8,7 @@ from k8s_observe import Feed
 
 from opsmate.agent.kinds import card_for
 from opsmate.agent.observe.facts import FactKind as K
+from opsmate.agent.state import TaskState
 
 
 def gateway(cls: str, **status: object) -> dict:
@@ -157,3 +158,33 @@ def test_a_route_refused_by_a_shared_gateway_says_which_namespaces_its_listeners
     g.get("Gateway", same)
     [fact] = g.facts(K.MISCONFIGURATION)
     assert "admit routes only from its own namespace `gw`" in fact.statement
+
+
+def test_a_route_refusal_read_before_its_gateway_gains_the_why_once_the_gateway_is_read() -> None:
+    """The route is listed first (its refusal, the controller's words), the Gateway read a
+    step later: the finding kept in the task state is the fuller one naming the listeners'
+    rule, not the first view."""
+    refused = {
+        "type": "Accepted",
+        "status": "False",
+        "reason": "NotAllowedByListeners",
+        "message": "No listeners included by this parent ref allowed this attachment.",
+    }
+    r = route(parents=[{"parentRef": {"name": "shared-gw", "namespace": "gw"},
+                        "conditions": [refused]}])  # fmt: skip
+    r["spec"]["parentRefs"] = [{"name": "shared-gw", "namespace": "gw"}]
+    listener = {"name": "http", "port": 80, "allowedRoutes": {"namespaces": {"from": "Same"}}}
+    shared = obj("Gateway", "shared-gw", "gw",
+                 spec={"gatewayClassName": "envoy", "listeners": [listener]})  # fmt: skip
+    state = TaskState(goal="q", questions=["q"])
+    f = Feed()
+    f.objects("HTTPRoute", [r])
+    [first] = f.facts(K.MISCONFIGURATION)
+    assert state.upsert_fact(first)
+    assert "own namespace" not in first.statement
+    f.get("Gateway", shared)
+    [fuller] = f.facts(K.MISCONFIGURATION)
+    assert state.upsert_fact(fuller) is False
+    [kept] = state.facts
+    assert "admit routes only from its own namespace `gw`" in kept.statement
+    assert "attachment; the listeners" in kept.statement

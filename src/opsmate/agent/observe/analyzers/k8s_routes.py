@@ -147,19 +147,22 @@ def _route(ctx: ObserveContext, route: HTTPRoute) -> list[Fact]:
         bad = _false(st.conditions, "Accepted", "ResolvedRefs")
         if bad is None:
             continue
+        why = _not_allowed(g, route, str(st.parent or ""))
         out.append(
             k8s_fact(
                 ctx,
                 K.MISCONFIGURATION,
                 f"route-refused:{ns}:{route.name}:{st.parent}",
                 f"HTTPRoute `{route.name}`{hosts} is not {bad.type} by Gateway `{st.parent}` "
-                f"({bad.reason}): {bad.message or 'no message'}"
-                + (f"; {why}" if (why := _not_allowed(g, route, str(st.parent or ""))) else ""),
+                f"({bad.reason}): {(bad.message or 'no message').rstrip('.')}"
+                + (f"; {why}" if why else ""),
                 subject=me,
                 evidence=evidence(g, mine, *_gateway_refs(g, route, str(st.parent or ""))),
                 objects=([ref("Gateway", str(st.parent), ns)] if st.parent else []) + by,
                 reason="RouteNotAllowed" if bad.type == "Accepted" else "RouteNotAccepted",
                 message=bad.message,
+                # the Gateway read after the route says why its listeners refuse it
+                detail={"fuller_view": True} if why else {},
                 conclusive=True,
             )
         )
