@@ -53,6 +53,17 @@ def test_the_telling_line_of_a_report_over_several_lines() -> None:
     )
     # a wrapped exception keeps its innermost cause; a report falls back to its telling line
     assert deepest_cause("a failed; nested exception is B: disk full") == "B: disk full"
+    # .NET writes each inner exception on a line of its own, after an arrow
+    inner = (
+        "An unhandled exception has occurred.\nSystem.InvalidOperationException: IDX20803\n"
+        " ---> System.Net.Http.HttpRequestException: The SSL connection could not be "
+        "established\n ---> System.Security.Authentication.AuthenticationException: The remote "
+        "certificate is invalid: NotTimeValid\n   at System.Net.Security.SslStream.Handshake()"
+    )
+    assert deepest_cause(inner) == (
+        "System.Security.Authentication.AuthenticationException: The remote certificate is "
+        "invalid: NotTimeValid"
+    )
     assert deepest_cause(CHECK_REPORT) is not None and "[1024]" in str(deepest_cause(CHECK_REPORT))
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from opsmate.agent.evidence import EvidenceStore
 from opsmate.agent.intake.subject import Subject
 from opsmate.agent.judge.analysis import analyse
+from opsmate.agent.kinds import card_for
 from opsmate.agent.observe.facts import Fact, FactKind, ObjRef
 from opsmate.agent.observe.graph import ObjectGraph
 from opsmate.agent.state import TaskState
@@ -107,6 +108,20 @@ def test_the_failure_mode_names_what_the_evidence_says_vaguely() -> None:
     assert an.root_statement is not None
     assert "reports a full disk: " in an.root_statement
     assert "No space left on device" in an.root_statement
+    expired = fact(
+        K.CONFIG_ERROR,
+        'shop reports a configuration error, a certificate problem: "The SSL connection could '
+        'not be established … The remote certificate is invalid: NotTimeValid"',
+        "E3",
+        service="shop",
+        focus=True,
+        reason="certificate",
+        count=40,
+        minutes=1,
+    )
+    an = judge([_errors(), expired])
+    assert an.root_statement is not None
+    assert "a configuration error, an expired TLS certificate: " in an.root_statement
 
 
 def test_start_up_trouble_of_a_pod_running_now_is_no_cause() -> None:
@@ -1007,3 +1022,31 @@ def test_lock_waits_on_the_database_the_client_names_are_the_why_without_a_graph
                       facts=[errors, pool, waits, named], onset=T0)  # fmt: skip
     an = analyse(state, EvidenceStore(), [], ObjectGraph())
     assert an.root is not None and an.root.lead is waits
+
+
+def test_a_clock_that_disagrees_is_triggered_by_a_time_fault_not_by_a_rollout() -> None:
+    """Tokens not yet valid (the issuer's clock ahead) right after the workload's own
+    rollout and a time fault on the issuer: the rollout sets no clock, the fault does."""
+    from opsmate.agent.judge.candidates import change_for
+
+    web = ObjRef(kind="Deployment", name="web", namespace="shop")
+    rollout = fact(K.CHANGE, "deployment web rolled out revision 2", "E4", service="web",
+                   minutes=-15, detail={"change": "rollout"}, subject=web)  # fmt: skip
+    skew = fact(
+        K.CONFIG_ERROR,
+        'web reports a configuration error: "IDX10222: The token is not yet valid."',
+        "E5",
+        service="web",
+        reason="not_yet_valid",
+        minutes=0,
+        subject=ObjRef(kind="app", name="web"),
+    )
+    assert card_for(skew).id == "certificate-not-yet-valid"
+    assert change_for(skew, [rollout]) is None
+    chaos = fact(K.CHANGE, "fault-injection experiment TimeChaos `clock-drift` started on "
+                 "identity", "E3", reason="FaultInjection", minutes=-1,
+                 detail={"change": "fault"})  # fmt: skip
+    assert change_for(skew, [rollout, chaos]) is chaos
+    plain = fact(K.CONFIG_ERROR, 'web reports a configuration error: "invalid value"', "E6",
+                 service="web", reason="invalid_value", minutes=0)  # fmt: skip
+    assert change_for(plain, [rollout]) is rollout  # its own rollout can break its settings

@@ -181,6 +181,18 @@ def test_signals_of_common_messages() -> None:
     assert classify("Environment variable SHOP_REGION is undefined").targets == ("SHOP_REGION",)
     assert classify("KeyError: 'QUEUE_URL'").reason == "missing_key"
     assert classify("x509: certificate has expired or is not yet valid").reason == "certificate"
+    # the platforms' words for a certificate past its validity, and for one not valid yet
+    for expired in ("The remote certificate is invalid because of errors in the certificate "
+                    "chain: NotTimeValid", "request to https://api failed, reason: "
+                    "CERT_HAS_EXPIRED", "java.security.cert.CertificateExpiredException: "
+                    "NotAfter: Sat Mar 14 06:00:00 UTC 2026"):  # fmt: skip
+        assert classify(expired).reason == "certificate", expired
+    for early in ("x509: certificate has expired or is not yet valid: current time "
+                  "2026-01-01T10:00:00Z is before 2026-01-01T11:00:00Z",
+                  "IDX10222: Lifetime validation failed. The token is not yet valid.",
+                  '{"message": "Token used before issued", "status_code": 401}',
+                  "NotBeforeError: jwt not active"):  # fmt: skip
+        assert classify(early).reason == "not_yet_valid", early
     dns = classify("dial tcp: lookup ledger-db on 10.96.0.10:53: no such host")
     assert dns.kind == "dependency" and dns.reason == "dns" and dns.targets[0] == "ledger-db"
     ref = classify("lost connection to cache: ECONNREFUSED kv-primary:6380")

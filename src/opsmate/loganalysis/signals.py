@@ -255,9 +255,24 @@ _CONFIG_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
         "protocol_mismatch",
     ),
     (
+        # a certificate or a token whose validity starts later than the reader's clock says
+        # (Go's x509 "current time X is before Y", the JWT libraries' not-before / issued-at
+        # checks): one of the two clocks is off
+        re.compile(
+            r"current time \S+ is before|token is not yet valid|Token used before issued"
+            r"|\bjwt not active\b|ImmatureSignatureError|SecurityTokenNotYetValidException"
+            r"|\bIDX10222\b",
+            _I,
+        ),
+        "not_yet_valid",
+    ),
+    (
         re.compile(
             r"(?:ssl |tls |x509: )?certificate (?:has )?(?:expired|is not yet valid|"
-            r"verify failed|signed by unknown)|cert(?:ificate)? expired",
+            r"verify failed|signed by unknown)|cert(?:ificate)? expired"
+            # the platforms' own words for a certificate outside its validity: .NET's chain
+            # status, Node's error code, Java's exception
+            r"|certificate chain: NotTimeValid|\bCERT_HAS_EXPIRED\b|CertificateExpiredException",
             _I,
         ),
         "certificate",

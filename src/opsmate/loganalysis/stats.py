@@ -144,7 +144,8 @@ _LAST_EXCEPTION = re.compile(
 
 
 _TRACE_HEAD = re.compile(r"\s*(?:Traceback \(most recent call last\)|Exception in thread )")
-_NESTED = re.compile(r"(?:nested exception is|Caused by:|\. Message:)\s*", re.I)
+# Spring's "nested exception is", Java's "Caused by:", .NET's inner exception arrow (" ---> ")
+_NESTED = re.compile(r"(?:nested exception is|Caused by:|\. Message:|^\s*--->)\s*", re.I | re.M)
 _ADDRESS = re.compile(
     r"\b[a-z][a-z0-9+.-]*://[^\s\"'<>]+|\b[a-z][a-z0-9-]*(?:\.[a-z0-9-]+)*:\d{2,5}\b", re.I
 )

@@ -117,10 +117,13 @@ def change_for(f: Fact, changes: list[Fact]) -> Fact | None:
     each explain their own pods), else the latest one."""
     if f.time is None:
         return None
+    clock = card_for(f).has(Trait.CLOCK)
     best = None
     for c in changes:
         if c.time is None or own_start(c, f):
             continue
+        if clock and not card_for(c).has(Trait.ACTS):
+            continue  # a rollout sets no clock and ages no certificate; a time fault does
         if c.routine and config_behind(c, changes) is c:
             continue  # a rollout restart changed nothing that runs: it explains no failure
         aligned = c.time - timedelta(minutes=2) <= f.time <= c.time + timedelta(minutes=30)

@@ -142,7 +142,7 @@ def change_phrase(change: Fact, limit: int | None = None) -> str:
 
 
 # reasons a log classifier gives in general words, said better by the card that matched
-_VAGUE = frozenset({"resource_exhausted", "unavailable", "auth"})
+_VAGUE = frozenset({"resource_exhausted", "unavailable", "auth", "certificate", "not_yet_valid"})
 
 
 _VERBATIM = (K.LAST_WORDS, K.CONTAINER_EXIT)  # facts that quote, and classify nothing
@@ -176,6 +176,7 @@ def _cause_text(lead: Fact, served_by: tuple[str, str] | None = None) -> str:
     for said, better in (
         (f"that {general}:", f"{card.phrase}:"),
         (f"({general})", f"({card.phrase})"),
+        (f", {general}:", f", {card.phrase}:"),  # "reports a configuration error, <reason>:"
     ):
         if said in text:
             return text.replace(said, better, 1)

@@ -48,6 +48,8 @@ class Trait(StrEnum):
     OWN_LIMIT = "own_limit"  # a limit of the process itself (its disk, memory, threads,
     # files): another workload's rollout does not set it off (a caller's new load can set off
     # a connection or request limit)
+    CLOCK = "clock"  # set off by time (a clock that drifted, a validity that ran out), not
+    # by a rollout or a configuration edit: only an injected fault is its trigger
     EVICTS = "evicts"  # the system removed the pod (preemption): what its replacement then
     # suffers (cannot be scheduled) follows from it
 

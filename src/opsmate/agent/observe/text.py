@@ -92,6 +92,7 @@ _REASON_WORDS = {
     "invalid_value": "an invalid configuration value",
     "config_file": "the configuration cannot be read",
     "certificate": "a certificate problem",
+    "not_yet_valid": "a certificate or token that is not yet valid",
     "permission": "permission denied",
     "pool_exhausted": "a connection pool is exhausted",
     "out_of_memory": "out of memory",

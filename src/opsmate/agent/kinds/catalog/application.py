@@ -7,7 +7,7 @@ dependencies, error templates, last words) by the words the programs print."""
 
 from __future__ import annotations
 
-from opsmate.agent.kinds.card import Role, read
+from opsmate.agent.kinds.card import Role, Trait, read
 from opsmate.agent.kinds.catalog.base import _POD_TROUBLE, _REQUESTS, variant, variants
 from opsmate.agent.observe.facts import FactKind as K
 
@@ -31,6 +31,8 @@ CARDS = (
         K.CONFIG_ERROR,
         "certificate-not-yet-valid",
         "A certificate or token is not yet valid (clock skew)",
+        reasons=("not_yet_valid",),
+        traits=frozenset({Trait.CLOCK}),
         words=r"current time \S+ is before|certificate is not yet valid|not valid yet|before issued"
         r"|used before|clock skew|issued in the future|\bnbf\b|\biat\b",
         example=(
@@ -56,6 +58,7 @@ CARDS = (
         ),
         "Requests signed with a clock the server does not accept (clock skew)",
         words=_SKEW,
+        traits=frozenset({Trait.CLOCK}),
         example=(
             "",
             "An error occurred (RequestTimeTooSkewed) when calling the GetObject "
@@ -116,7 +119,8 @@ CARDS = (
         "certificate-expired",
         "A TLS certificate has expired",
         words=r"certificate (?:has )?expired|cert(?:ificate)? expired|has expired|notafter"
-        r"|expiredcert",
+        r"|expiredcert|NotTimeValid|CERT_HAS_EXPIRED",
+        traits=frozenset({Trait.CLOCK}),
         example=("certificate", "x509: certificate has expired or is not yet valid"),
         conclusive=True,
         specificity=3.0,
