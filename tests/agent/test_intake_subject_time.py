@@ -385,6 +385,29 @@ def test_symptom_words_start_a_word() -> None:
     ids = {c.id for c in candidates("503s on shop (namespace shop-3) since 10:00")}
     assert "disk-full" not in ids  # "space" said inside "namespace"
     assert "disk-full" in {c.id for c in candidates("the volume ran out of space")}
+    # "name" is not said by "namespace"; "DNS" is said inside a camel-case name
+    assert "policy-blocks-dns" not in {c.id for c in candidates("logs from all namespaces")}
+    assert "policy-blocks-dns" in {c.id for c in candidates("CoreDNS was rolled at 09:05")}
+    # a browser's words for a certificate it refuses
+    assert "certificate-expired" in {
+        c.id for c in candidates("people get 'Your connection is not private' on the wiki")
+    }
+
+
+def test_the_questions_candidates_each_get_their_most_telling_read_first() -> None:
+    """Breadth first: a failure mode with three reads does not take the question's whole
+    read budget from the candidates after it."""
+    from opsmate.agent.plan.planner import Planner
+    from opsmate.agent.plan.survey import _card_survey
+    from opsmate.agent.state import TaskState
+
+    q = "Users get 'Your connection is not private' and connections drop; did the upgrade do it?"
+    state = TaskState(goal=q, questions=[q])
+    planner = Planner(state, tools=frozenset({"list_objects", "query_metrics"}))
+    _card_survey(state, planner, "wiki")
+    kinds = [p.args.get("kind") or p.args.get("query") for p in state.pending]
+    assert "Certificate" in kinds
+    assert sum(1 for k in kinds if "conntrack" in str(k)) == 1  # its most telling read only
 
 
 def test_a_symptom_word_that_selects_one_failure_mode_ranks_it_before_shared_words() -> None:

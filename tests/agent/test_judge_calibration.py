@@ -1050,3 +1050,74 @@ def test_a_clock_that_disagrees_is_triggered_by_a_time_fault_not_by_a_rollout() 
     plain = fact(K.CONFIG_ERROR, 'web reports a configuration error: "invalid value"', "E6",
                  service="web", reason="invalid_value", minutes=0)  # fmt: skip
     assert change_for(plain, [rollout]) is rollout  # its own rollout can break its settings
+
+
+def test_an_expired_certificate_of_the_host_a_client_fails_on_leads_the_clients_error() -> None:
+    """The client's handshake fails on an expired certificate of ``api.shop.svc``; the
+    Certificate for that name says it expired and why it was not renewed: it leads, the
+    client's error is how it reached the client."""
+    client = fact(
+        K.CONFIG_ERROR,
+        'shop reports a configuration error, a certificate problem: "GET https://api.shop.svc:8443'
+        '/token … The remote certificate is invalid: NotTimeValid"',
+        "E3",
+        service="shop",
+        focus=True,
+        reason="certificate",
+        count=40,
+        minutes=1,
+        subject=ObjRef(kind="app", name="shop"),
+    )
+    obj = fact(
+        K.CONFIG_ERROR,
+        "Certificate `api-tls` (Secret `api-tls`, for api.shop.svc) expired at 06:00:00 "
+        "(status.notAfter); cert-manager cannot renew it: issuer secret not found",
+        "E7",
+        reason="certificate",
+        message="Certificate expired on Sat, 14 Mar 2026 06:00:00 UTC",
+        conclusive=True,
+        minutes=0,
+        subject=ObjRef(kind="Certificate", name="api-tls", namespace="shop"),
+        objects=[ObjRef(kind="host", name="api.shop.svc")],
+    )
+    an = judge([_errors(), client, obj])
+    assert an.root is not None and an.root.lead is obj and client in an.root.chain
+    assert an.root_statement is not None and "Certificate `api-tls`" in an.root_statement
+
+
+def test_an_autoscaler_at_its_maximum_is_a_cause_only_when_the_load_it_holds_back_shows() -> None:
+    """Pinned at maxReplicas while nothing waits or fails (an alert that says just that):
+    capacity to review, not the answer; with requests timing out, it is the cause."""
+    hpa = fact(
+        K.SATURATION,
+        "HorizontalPodAutoscaler `shop` (target Deployment `shop`) is held at maxReplicas 4 "
+        "(TooManyReplicas: the desired replica count is more than the maximum replica count)",
+        "E3",
+        reason="TooManyReplicas",
+        minutes=None,
+        subject=ObjRef(kind="HorizontalPodAutoscaler", name="shop", namespace="shop"),
+        service="shop",
+        focus=True,
+    )
+    durations = fact(  # how long work always takes: context, shows no trouble
+        K.LATENCY,
+        "shop: Task succeeded in <dur> takes p50 254 ms, p99 5.86 s over 363 records",
+        "E4",
+        severity="info",
+        service="shop",
+        focus=True,
+        reason="slow",
+        quote="Task succeeded in 5.8s: timeout=30",
+    )
+    assert judge([hpa, durations]).root is None
+    slow = fact(
+        K.LATENCY,
+        "shop: p95 latency rose from 0.4 s to 3.2 s",
+        "E5",
+        severity="warning",
+        service="shop",
+        focus=True,
+        quote="p95 latency 3.2 s",
+    )
+    an = judge([hpa, slow])
+    assert an.root is not None and an.root.lead is hpa

@@ -84,6 +84,28 @@ def test_a_batch_runs_steps_taking_seconds_wait_on_no_dependency_unless_said_slo
     assert K.DEPENDENCY_FAILURE in kinds
 
 
+def test_durations_that_did_not_grow_and_nobody_asked_about_are_context() -> None:
+    """How long work always takes (no shift, no line calling it slow, a question not about
+    slowness) is information; asked about, or grown, it is a symptom to explain."""
+    from opsmate.agent.observe.analyzers.logs import _latency_facts
+    from opsmate.records.logs import LatencyStat
+
+    task = LatencyStat(
+        key="Task <*> succeeded in <dur>",
+        service="worker",
+        count=363,
+        p50_ms=254,
+        p99_ms=5860,
+        example="Task report succeeded in 5.86s",
+    )
+    [fact] = [f for f in _latency_facts(task, ObserveContext(eid="E1"), None, None, [task])
+              if f.kind == K.LATENCY]  # fmt: skip
+    assert fact.severity == "info"
+    asked = ObserveContext(eid="E1", subject=Subject(names=["worker"], symptom=K.LATENCY))
+    [fact] = [f for f in _latency_facts(task, asked, None, None, [task]) if f.kind == K.LATENCY]
+    assert fact.severity == "warning"
+
+
 _LOCK_WAIT = (
     "process 45923 still waiting for RowExclusiveLock on relation 16412 of database 16384 "
     "after 1000.837 ms"

@@ -63,9 +63,13 @@ GV = {
         )
     },
     "ChaosEngine": "litmuschaos.io/v1alpha1",
+    "Certificate": "cert-manager.io/v1",
+    "Issuer": "cert-manager.io/v1",
+    "ClusterIssuer": "cert-manager.io/v1",
 }
 CLUSTER = {
     "GatewayClass",
+    "ClusterIssuer",
     "Node",
     "Namespace",
     "PersistentVolume",
@@ -441,6 +445,38 @@ def shop_objects() -> list[dict[str, Any]]:
             },
         ),
         *experiments(),
+        obj(
+            "ClusterIssuer",
+            "internal-ca",
+            None,
+            spec={"ca": {"secretName": "internal-ca-keypair"}},
+            status={
+                "conditions": [{"type": "Ready", "status": "True", "reason": "KeyPairVerified"}]
+            },
+        ),
+        obj(
+            "Issuer",
+            "letsencrypt",
+            spec={"acme": {"server": "https://acme-v02.api.letsencrypt.org/directory"}},
+            status={
+                "conditions": [
+                    {"type": "Ready", "status": "True", "reason": "ACMEAccountRegistered"}
+                ]
+            },
+        ),
+        obj(
+            "Certificate",
+            "cart-tls",
+            spec={
+                "secretName": "cart-tls",
+                "dnsNames": ["cart.shop.svc"],
+                "issuerRef": {"name": "internal-ca", "kind": "ClusterIssuer"},
+            },
+            status={
+                "notAfter": "2099-01-01T00:00:00Z",
+                "conditions": [{"type": "Ready", "status": "True", "reason": "Ready"}],
+            },
+        ),
     ]
 
 

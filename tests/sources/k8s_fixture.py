@@ -113,6 +113,10 @@ RESOURCES: dict[str, tuple[str, str, bool]] = {
         )
     },
     "chaosengines": ("ChaosEngine", "litmuschaos.io/v1alpha1", True),
+    # cert-manager CRDs installed
+    "certificates": ("Certificate", "cert-manager.io/v1", True),
+    "issuers": ("Issuer", "cert-manager.io/v1", True),
+    "clusterissuers": ("ClusterIssuer", "cert-manager.io/v1", False),
 }
 KINDS = {r: k for r, (k, _, _) in RESOURCES.items()}
 GROUP = {r: gv for r, (_, gv, _) in RESOURCES.items()}

@@ -18,6 +18,7 @@ from pydantic import Field
 
 from opsmate.records.base import Record
 from opsmate.records.k8s import Condition, Node, Pod
+from opsmate.records.k8s_certs import Certificate, Issuer
 from opsmate.records.k8s_chaos import FAULT_EXPERIMENT_KINDS, FaultExperiment
 from opsmate.records.k8s_gateway import Gateway, GatewayClass, HTTPRoute
 from opsmate.records.k8s_meta import (
@@ -237,6 +238,7 @@ class RoleBinding(K8sObject):
 
 __all__ = [
     "RECORD_TYPES",
+    "Certificate",
     "ConfigMap",
     "CronJob",
     "EndpointAddress",
@@ -249,6 +251,7 @@ __all__ = [
     "Ingress",
     "IngressBackend",
     "IngressClass",
+    "Issuer",
     "Job",
     "K8sObject",
     "LabelSelector",
@@ -315,6 +318,9 @@ RECORD_TYPES: dict[str, type[Record]] = {
     "GatewayClass": GatewayClass,
     "Gateway": Gateway,
     "HTTPRoute": HTTPRoute,
+    "Certificate": Certificate,
+    "Issuer": Issuer,
+    "ClusterIssuer": Issuer,
     **{k: FaultExperiment for k in FAULT_EXPERIMENT_KINDS},
 }
 """The record model of each kind ``list_objects`` / ``get_object`` return."""

@@ -65,6 +65,7 @@ CORE, APPS, BATCH = "CoreV1Api", "AppsV1Api", "BatchV1Api"
 NET, RBAC = "NetworkingV1Api", "RbacAuthorizationV1Api"
 CUSTOM, GW = "CustomObjectsApi", "gateway.networking.k8s.io"
 CHAOS = "chaos-mesh.org"
+CERTS = "cert-manager.io"
 
 KIND_TABLE: tuple[KindInfo, ...] = (
     _k("Pod", "", "v1", "pods", True, CORE, "pod", "po"),
@@ -192,6 +193,10 @@ KIND_TABLE: tuple[KindInfo, ...] = (
     # fault-injection experiments: what an experiment does is written only in its spec
     *(_k(k, CHAOS, "v1alpha1", k.lower(), True, CUSTOM, "custom_object") for k in CHAOS_MESH_KINDS),
     _k("ChaosEngine", "litmuschaos.io", "v1alpha1", "chaosengines", True, CUSTOM, "custom_object"),
+    # cert-manager: a certificate's validity and renewal, its issuer's readiness
+    _k("Certificate", CERTS, "v1", "certificates", True, CUSTOM, "custom_object", "cert"),
+    _k("Issuer", CERTS, "v1", "issuers", True, CUSTOM, "custom_object"),
+    _k("ClusterIssuer", CERTS, "v1", "clusterissuers", False, CUSTOM, "custom_object"),
 )
 
 KINDS: dict[str, KindInfo] = {k.kind: k for k in KIND_TABLE}

@@ -283,6 +283,8 @@ def _is_deeper(
         return True  # the pod checked against each node explains the scheduler's summary
     if deeper(a, b) and _refers_to(a, b.subject, graph):
         return True  # the claim / ConfigMap / Secret / ServiceAccount the pods refer to
+    if deeper(a, b) and b.subject is not None and b.subject in a.objects:
+        return True  # an object the shallow one's own object names (a Certificate's issuer)
     if deeper(a, b) and _same_release(a, b, graph):
         return True  # a Job of the same release (its image) that did not run for it
     if (
@@ -521,6 +523,36 @@ def origin_over_echo(cands: list[Candidate], dg: DependencyGraph) -> None:
                 b.relation = links.LINKED
             if a.lead not in b.chain:
                 b.chain.append(a.lead)
+
+
+def object_over_caller(cands: list[Candidate]) -> None:
+    """A caller's error and an object's own account of the same failure mode for a name the
+    caller's error names (a client's handshake failing on an expired certificate of
+    ``api.shop.svc``; the Certificate for ``api.shop.svc`` expired, and why it was not
+    renewed): the object's account leads, the caller's error says how it reached the
+    caller."""
+    for a in cands:
+        if a.relation in links.NOT_A_CAUSE or a.lead.subject is None:
+            continue
+        said = {w.split(":")[0] for w in links.named_in(a.lead)}  # a host without its port
+        if not said:
+            continue
+        card = card_for(a.lead)
+        for b in cands:
+            lead = b.lead
+            if b is a or lead.subject is None or lead.subject.kind in ("app", "Pod", "host"):
+                continue
+            hosts = {o.name.lower() for o in lead.objects if o.kind == "host"}
+            if card_for(lead) is not card or not hosts & said or a.lead in b.chain:
+                continue
+            b.score = round(max(b.score, a.score) * 1.1, 3)
+            a.score = round(a.score * 0.5, 3)
+            b.supported = b.supported or a.supported
+            if a.explains is not None and (b.explains is None or a.explains_subject):
+                b.explains, b.explains_subject = a.explains, a.explains_subject
+            if b.relation in (links.SCOPE, links.UNRELATED) and a.relation != links.SCOPE:
+                b.relation = links.LINKED
+            b.chain.append(a.lead)
 
 
 def served_by(

@@ -97,6 +97,13 @@ def kinds_with(trait: Trait) -> frozenset[FactKind]:
     return frozenset(c.fact for c in cards() if c.base and trait in c.traits)
 
 
+def _starts_a_word(text: str, i: int) -> bool:
+    """Whether position ``i`` of ``text`` starts a word, or a capitalised part of one."""
+    if i == 0 or not text[i - 1].isalpha():
+        return True
+    return text[i - 1].islower() and text[i].isupper()
+
+
 def candidates(question: str) -> list[Card]:
     """Cause cards whose symptom words (``asks``) the question uses (at the start of a
     word), base cards last; the others by how telling the words they were chosen by are: a
@@ -104,9 +111,12 @@ def candidates(question: str) -> list[Card]:
     said: dict[str, set[str]] = {}  # card id -> the words of the question that selected it
     for c in cards():
         if c.asks and c.role == Role.CAUSE:
-            # a symptom word starts a word: "space" is not said by "namespace"
+            # a symptom word starts a word: "space" is not said by "namespace"; a word
+            # inside a name written in camel case is ("DNS" in "CoreDNS")
             hits = {
-                m.group(0).lower() for m in re.finditer(rf"(?<![a-z])(?:{c.asks})", question, re.I)
+                m.group(0).lower()
+                for m in re.finditer(rf"(?:{c.asks})", question, re.I)
+                if _starts_a_word(question, m.start())
             }
             if hits:
                 said[c.id] = hits
@@ -133,7 +143,14 @@ def seen(card: Card, question: str, facts: Iterable[Fact]) -> bool:
     any way."""
     if not card.seen_as:
         return True
-    texts = [question, *(f"{f.quote or ''} {f.message or ''}" for f in facts if f.kind in _SEEN)]
+    texts = [
+        question,
+        *(
+            f"{f.quote or ''} {f.message or ''}"
+            for f in facts
+            if f.kind in _SEEN and f.severity != "info"  # context (how long work takes) shows none
+        ),
+    ]
     return any(re.search(card.seen_as, t, re.I) for t in texts if t)
 
 

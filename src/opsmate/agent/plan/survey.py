@@ -209,24 +209,27 @@ def _card_survey(state: TaskState, planner: Planner, namespace: str | None) -> N
     text = " ".join(state.questions)
     seen: set[str] = set()
     prio = int(Tier.SURVEY) + 12
-    for card in candidates(text):
-        for r in card.reads:
-            if r.tool not in planner.tools or len(seen) >= _CARD_READS:
-                continue
-            args = r.arguments(namespace)
-            key = planner.key(r.tool, args)
-            if key in seen:
-                continue
-            added = planner.add(
-                PendingCheck(
-                    tool=r.tool,
-                    args=dict(args),
-                    reason=f"the question's symptom fits {card.title.lower()}: {r.why}",
-                    source="rule",
-                    priority=prio,
-                    essential=False,
-                )
+    cands = candidates(text)
+    # breadth first: each candidate's most telling read, then each one's next (a card with
+    # several reads does not take the budget from the candidates after it)
+    rounds = max((len(c.reads) for c in cands), default=0)
+    for card, r in [(c, c.reads[i]) for i in range(rounds) for c in cands if i < len(c.reads)]:
+        if r.tool not in planner.tools or len(seen) >= _CARD_READS:
+            continue
+        args = r.arguments(namespace)
+        key = planner.key(r.tool, args)
+        if key in seen:
+            continue
+        added = planner.add(
+            PendingCheck(
+                tool=r.tool,
+                args=dict(args),
+                reason=f"the question's symptom fits {card.title.lower()}: {r.why}",
+                source="rule",
+                priority=prio,
+                essential=False,
             )
-            if added:  # one already queued or done takes none of the reads the words add
-                seen.add(key)
-                prio += 1
+        )
+        if added:  # one already queued or done takes none of the reads the words add
+            seen.add(key)
+            prio += 1

@@ -19,6 +19,7 @@ from opsmate.loganalysis.signals import ADDRESS_SETTING, NOT_A_HOST
 from opsmate.records.base import Record
 from opsmate.records.k8s_objects import RECORD_TYPES
 from opsmate.tools.kubernetes.shaping import node_summary
+from opsmate.tools.kubernetes.shaping_certs import CERT_SHAPERS
 from opsmate.tools.kubernetes.shaping_chaos import CHAOS_SHAPERS
 from opsmate.tools.kubernetes.shaping_common import (
     annotation,
@@ -505,6 +506,7 @@ SHAPERS: dict[str, Shaper] = {
     **WORKLOAD_SHAPERS,
     **GATEWAY_SHAPERS,
     **CHAOS_SHAPERS,
+    **CERT_SHAPERS,
 }
 
 

@@ -25,8 +25,66 @@ _SKEW = (
 )
 
 
+# cert-manager's Certificates: which expired, and why their renewal fails
+_CERTIFICATES = read(
+    "list_objects",
+    "certificates, their validity and renewal",
+    kind="Certificate",
+    namespace="{ns}",
+)
+
 CARDS = (
     # -- certificates and time ---------------------------------------------------------
+    variant(
+        K.LOG_ERROR,
+        "acme-challenge-failing",
+        "cert-manager cannot complete an ACME challenge: the certificate is not issued or renewed",
+        words=r"propagation check failed|error presenting challenge|acme: authorization error"
+        r"|while attempting to find Zones|failed to (?:create|finalize) order"
+        r"|error (?:waiting|checking) for (?:DNS|HTTP)",
+        example=(
+            "",
+            "\"propagation check failed\" err=\"wrong status code '404', expected '200'\" "
+            'resource_kind="Challenge" type="HTTP-01"',
+        ),
+        role=Role.CAUSE,
+        specificity=2.7,
+        phrase="cert-manager failing its ACME challenge (the certificate is not renewed)",
+        check="`kubectl get challenges,orders -A` and `kubectl -n {ns} describe certificate` "
+        "(the challenge's reason: the solver's reachability, the DNS provider's token)",
+        mitigation="fix what the challenge fails on (the HTTP-01 solver's route, the DNS-01 "
+        "provider's credentials), then let cert-manager retry (a person decides)",
+        topics=("certificate", "acme", "cert-manager", "challenge", "letsencrypt", "renewal"),
+        asks=r"certificate|acme|letsencrypt|cert-manager|not private|err_cert",
+        reads=(_CERTIFICATES,),
+        evidence="cert-manager's log (propagation check failed, errors presenting or checking "
+        "the challenge) and the Certificate's status",
+        catalog=("cert-manager: ACME troubleshooting", "classic: expired certificate"),
+    ),
+    variant(
+        K.MISCONFIGURATION,
+        "certificate-issuer-not-ready",
+        "A cert-manager Issuer or ClusterIssuer cannot sign: its certificates are not renewed",
+        reasons=("IssuerNotReady",),
+        example=(
+            "IssuerNotReady",
+            'Error getting keypair for CA issuer: secret "internal-ca-keypair" not found',
+        ),
+        conclusive=True,
+        specificity=2.8,
+        phrase="a certificate issuer that cannot sign",
+        check="`kubectl describe clusterissuer` / `kubectl -n {ns} describe issuer` (status "
+        "conditions) and the Certificates that name it",
+        mitigation="restore what the issuer needs (its CA key pair Secret, its ACME account, "
+        "its Vault role), then let cert-manager re-issue (a person decides)",
+        topics=("certificate", "issuer", "cert-manager", "tls", "renewal"),
+        asks=r"certificate|cert-manager|issuer|tls|ssl",
+        evidence="the Issuer's / ClusterIssuer's Ready condition; the Certificates' Issuing "
+        "condition",
+        confirms="Ready=False on the issuer a failing Certificate names (issuerRef)",
+        rules_out="the issuer Ready (then: the Certificate's own Issuing message)",
+        catalog=("cert-manager: Issuer status", "classic: expired certificate"),
+    ),
     variant(
         K.CONFIG_ERROR,
         "certificate-not-yet-valid",
@@ -121,6 +179,10 @@ CARDS = (
         words=r"certificate (?:has )?expired|cert(?:ificate)? expired|has expired|notafter"
         r"|expiredcert|NotTimeValid|CERT_HAS_EXPIRED",
         traits=frozenset({Trait.CLOCK}),
+        # cert-manager renews a certificate before it expires: one that expired was not
+        # renewed, and its issuer that cannot sign says why
+        deeper_cards=("certificate-issuer-not-ready", "acme-challenge-failing"),
+        reads=(_CERTIFICATES,),
         example=("certificate", "x509: certificate has expired or is not yet valid"),
         conclusive=True,
         specificity=3.0,
@@ -131,7 +193,8 @@ CARDS = (
         mitigation="renew the certificate (cert-manager: check the Issuer; manual: replace the "
         "Secret), then restart what reads it (a person decides)",
         topics=("certificate", "tls", "ssl", "expired", "x509", "cert"),
-        asks=r"certificate|tls|ssl|x509|https|证书",
+        # browsers say it their way: "Your connection is not private", NET::ERR_CERT_DATE_INVALID
+        asks=r"certificate|tls|ssl|x509|https|not private|err_cert|证书",
         catalog=("HolmesGPT:crashpod ssl", "classic: expired certificate"),
     ),
     variant(

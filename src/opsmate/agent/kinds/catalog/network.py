@@ -36,7 +36,7 @@ CARDS = (
         "An egress NetworkPolicy blocks DNS (port 53)",
         reasons=("egressDNSDenied",),
         phrase="an egress NetworkPolicy that blocks DNS",
-        asks=r"dns|resolve|resolution|name|lookup|解析",
+        asks=r"dns|resolve|resolution|names?\b|lookup|解析",  # "name", not "namespace"
         reads=(_POLICIES,),
         catalog=("HolmesGPT:dns issues", "ITBench:network"),
     ),

@@ -136,6 +136,10 @@ CARDS = (
             "ScalingLimited",
             "the desired replica count is more than the maximum replica count",
         ),
+        # a ceiling matters only when the load it holds back shows: requests that wait or
+        # fail; pinned at its maximum while nothing suffers, it is capacity to review
+        seen_as=r"slow|latenc|timed? ?out|timeout|\b5\d\d\b|unavailable|throttl|backlog|\blag\b"
+        r"|queue|overload|saturat",
         phrase="an autoscaler pinned at its maximum",
         check="`kubectl -n {ns} describe hpa` (ScalingLimited, current vs target)",
         mitigation="raise maxReplicas or add capacity after checking what the load is (a person "

@@ -417,7 +417,14 @@ def _latency_facts(
         key=f"log:latency:{(svc or '*').lower()}:{stable_key(key_text)}",
         statement=f'{who}: {key_text} takes {stats_words}{change}{where}; slowest: "{example}"',
         quote=example,
-        severity="warning",
+        # durations that did not grow, that no line calls slow and nobody asked about: how
+        # long this work always takes (context), not a symptom
+        severity="warning"
+        if shifted
+        or onset_up
+        or _SAYS_SLOW.search(example)
+        or ctx.subject.symptom == FactKind.LATENCY
+        else "info",
         service=svc,
         subject=subject,
         count=lat.count,
