@@ -434,3 +434,45 @@ def test_a_change_asked_about_after_the_symptom_is_a_suspect_when_the_namespace_
         "Users get 502 on checkout (namespace shop). We released checkout at 10:00 - did it break?"
     )
     assert guessed_only(front, ["checkout"], "shop") == []
+
+
+def test_a_change_asked_about_after_a_host_the_symptom_is_on_is_a_suspect() -> None:
+    """The question says where the symptom is (a host) and then asks about a change: what
+    changed is checked, the host is the subject; without a host or a namespace, the change
+    named stays the subject."""
+    from opsmate.agent.intake.names import detect_subject
+
+    s = detect_subject("Since 14:05 people on meet.example.com keep getting disconnected. We "
+                       "pushed a new jitsi-web config at 10:30 - could that be it?")  # fmt: skip
+    assert s.names == [] and s.suspects == ["jitsi-web"] and s.hosts == ["meet.example.com"]
+    s = detect_subject("Checkout returns 500s since 10:05. We pushed a new checkout-api build "
+                       "at 10:00 - could that be it?")  # fmt: skip
+    assert s.names == ["checkout-api"]
+
+
+def test_the_namespace_of_the_ingress_serving_the_host_asked_about_is_its_scope() -> None:
+    from opsmate.agent.intake.subject import Subject
+    from opsmate.agent.judge import links
+    from opsmate.agent.observe.facts import Fact, ObjRef
+    from opsmate.agent.observe.graph import ObjectGraph
+    from opsmate.records.k8s_objects import Ingress, IngressBackend
+
+    g = ObjectGraph()
+    ing = Ingress(name="meet", namespace="meet", rules=[IngressBackend(host="meet.example.com",
+                                                                       service="web")])  # fmt: skip
+    g.add("Ingress", ing, "E1")
+    subject = Subject(hosts=["meet.example.com"])
+
+    def about(ns: str) -> Fact:
+        return Fact(key=ns, statement="x", subject=ObjRef(kind="Pod", name="jvb-1", namespace=ns))
+
+    assert links.relation(about("meet"), subject, g, set(), []) == links.SCOPE
+    assert links.relation(about("other"), subject, g, set(), []) == links.UNRELATED
+
+
+def test_an_object_named_by_the_guess_is_not_read_as_the_subject() -> None:
+    from opsmate.agent.intake.names import not_guessed
+
+    found = ["photoprism-mariadb-0", "photoprism"]
+    assert not_guessed(found, ["mariadb"]) == ["photoprism"]
+    assert not_guessed(found, []) == found

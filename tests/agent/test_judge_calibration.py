@@ -279,6 +279,16 @@ def test_a_preemption_leads_the_scheduling_failure_of_its_replacement() -> None:
     an = judge([_errors(), preempted, pending])
     top = max(an.candidates, key=lambda c: c.score)
     assert top.lead is preempted and pending in top.followers
+    # the replacement checked against each node (a standing account, no time, no service)
+    checked = fact(K.SCHEDULING, "Pod `cache-6f4b8d9c7-9zz2k` cannot be scheduled: it requests "
+                   "memory 4Gi, more than 3 of 3 node(s) have free", "E4", conclusive=True,
+                   reason="insufficient memory", minutes=None,
+                   subject=ObjRef(kind="Pod", name="cache-6f4b8d9c7-9zz2k", namespace="shop"),
+                   detail={"nodes": {"a": "x"}})  # fmt: skip
+    bare = preempted.model_copy(update={"service": None})
+    an = judge([_errors(), bare, checked])
+    top = max(an.candidates, key=lambda c: c.score)
+    assert top.lead is bare and checked in top.followers
 
 
 def test_readiness_failures_in_the_first_minutes_of_pods_now_ready_are_their_start_up() -> None:
@@ -1121,3 +1131,24 @@ def test_an_autoscaler_at_its_maximum_is_a_cause_only_when_the_load_it_holds_bac
     )
     an = judge([hpa, slow])
     assert an.root is not None and an.root.lead is hpa
+
+
+def test_a_failure_its_workload_logged_before_a_rollout_is_not_triggered_by_it() -> None:
+    """One new pod's log says it after the rollout; the same words, counted over every pod of
+    the workload, were logged half an hour before: the rollout did not set it off."""
+    from opsmate.agent.judge.candidates import change_for, first_said
+
+    web = ObjRef(kind="Deployment", name="web", namespace="shop")
+    rollout = fact(K.CHANGE, "deployment web rolled out revision 7", "E4", service="web",
+                   minutes=0, detail={"change": "rollout"}, subject=web)  # fmt: skip
+    words = (
+        "Unexpected error in polling loop GroupAuthorizationException: Not authorized to access "
+        "group: web"
+    )
+    new_pod = fact(K.LOG_ERROR, f'pod web-7d-x logged 1 error "{words}"', "E5", service="web",
+                   minutes=1, quote=words)  # fmt: skip
+    before = fact(K.LOG_WARNING, f'web logged 3 warnings "{words}"', "E2", service="web",
+                  minutes=-30, quote=words, severity="warning")  # fmt: skip
+    assert change_for(new_pod, [rollout]) is rollout
+    assert first_said(new_pod, [before, new_pod]).time == before.time
+    assert change_for(first_said(new_pod, [before, new_pod]), [rollout]) is None

@@ -156,3 +156,39 @@ def test_a_cloudnativepg_record_is_read_by_its_own_message_and_severity() -> Non
     auth = [f for f in facts if "password authentication failed" in (f.quote or "")]
     assert lock and card_for(lock[0]).id == "db-lock-contention-warning"
     assert auth and auth[0].severity == "error"  # FATAL inside the record, "info" outside
+
+
+def test_a_running_pods_warning_that_names_a_failure_mode_is_an_error_that_happened() -> None:
+    """A consumer that logs its broker's refusal at WARN and goes on running: the line names
+    a failure mode (a broker ACL), so it is a logged error its card names; a plain warning
+    is not."""
+    lines = [
+        "2025-10-14T13:55:20Z INFO  Kafka consumer started",
+        "2025-10-14T13:55:26Z WARN  KafkaCollectorWorker : Unexpected error in polling loop spans\n"
+        "org.apache.kafka.common.errors.GroupAuthorizationException: Not authorized to access "
+        "group: zipkin",
+        "2025-10-14T13:55:27Z WARN  slow request to /api/v2/services took 1200 ms",
+    ]
+    res = ToolResult(call_id="c1", tool="pod_logs", status="success",
+                     data={"lines": lines, "container": "zipkin"},
+                     args={"name": "zipkin-7d-x2x1q", "namespace": "tracing"})  # fmt: skip
+    facts = [f for f in observe(res, ObserveContext(eid="E1")) if f.kind == K.LOG_ERROR]
+    [fact] = facts
+    assert "GroupAuthorizationException" in fact.statement and fact.detail.get("verbatim")
+    assert card_for(fact).id == "queue-acl-denied"
+
+
+def test_a_database_that_logs_its_failing_archiver_at_log_level_warns() -> None:
+    from opsmate.agent.kinds.registry import logged_at_any_level
+
+    assert logged_at_any_level("UTC [71] LOG:  archive command failed with exit code 1")
+    assert not logged_at_any_level("UTC [71] LOG:  checkpoint complete: wrote 12 buffers")
+
+
+def test_a_teams_own_database_build_is_a_database() -> None:
+    from opsmate.agent.plan.rules.logs import _database_image
+
+    assert _database_image("registry.example/platform/postgres-walg:15.10-walg3.0.5")
+    assert _database_image("docker.io/bitnami/postgresql:16.2")
+    assert not _database_image("ghcr.io/shop/order-service:1.4")
+    assert not _database_image("quay.io/prometheuscommunity/postgres-exporter:v0.16.0")

@@ -110,3 +110,18 @@ def test_a_failure_named_in_the_logs_frees_one_of_the_two_reserved_metric_reads(
                          severity="error", focus=True, detail={"source": "log_stats"}))  # fmt: skip
     assert p.next(2).tool == "list_pods"  # one metric read stays reserved, the other is freed
     assert [c.essential for c in st.pending] == [True, False]
+
+
+def test_one_pods_log_is_read_once_whatever_tail_is_asked() -> None:
+    """A card asks for the pod's log after a rule read its last 100 lines: the same pod's
+    current log is not read again; its previous instance, or another container, is."""
+    st = _state()
+    p = Planner(st, tools=[*TOOLS, "pod_logs"])
+    assert p.add(PendingCheck(tool="pod_logs", args={"name": "web-1", "tail_lines": 100}))
+    assert not p.add(PendingCheck(tool="pod_logs", args={"name": "web-1", "namespace": "shop"}))
+    first = p.next(10)
+    assert first is not None
+    p.mark_done(first.tool, first.args, True)
+    assert not p.add(PendingCheck(tool="pod_logs", args={"name": "web-1"}))
+    assert p.add(PendingCheck(tool="pod_logs", args={"name": "web-1", "previous": True}))
+    assert p.add(PendingCheck(tool="pod_logs", args={"name": "web-2"}))

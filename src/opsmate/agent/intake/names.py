@@ -202,10 +202,16 @@ _GUESS = re.compile(
 )
 
 
-def _guess_spans(low: str, namespace: str | None) -> list[tuple[int, int]]:
+def _guess_spans(
+    low: str, namespace: str | None, hosts: Iterable[str] = ()
+) -> list[tuple[int, int]]:
+    """Where the question guesses; a change asked about after the symptom counts when the
+    question names where the symptom is otherwise (the namespace, or a host said outside
+    the change): what changed stays in that scope."""
     spans = [m.span(1) for m in _GUESS.finditer(low)]
-    if namespace:
-        spans += [m.span(1) for m in _CHANGE_GUESS.finditer(low)]
+    changes = [m.span(1) for m in _CHANGE_GUESS.finditer(low)]
+    if namespace or any(not _inside(low, h, changes, before=r"\w.-") for h in hosts):
+        spans += changes
     return spans
 
 
@@ -214,6 +220,13 @@ def _inside(low: str, name: str, spans: list[tuple[int, int]], before: str = r"\
     characters that may not precede it, a host's dot among them)."""
     at = [m.start() for m in re.finditer(rf"(?<![{before}]){re.escape(name)}(?![\w-])", low)]
     return bool(at) and all(any(a <= p < b for a, b in spans) for p in at)
+
+
+def not_guessed(names: Iterable[str], suspects: Iterable[str]) -> list[str]:
+    """Those of ``names`` none of whose parts is a suspect: ``photos-mariadb-0`` is what the
+    guess "did the MariaDB update break it?" names, not the subject."""
+    guessed = {s.lower() for s in suspects}
+    return [n for n in names if not guessed & set(n.lower().split("-"))]
 
 
 def guessed_only(text: str, names: Iterable[str], namespace: str | None) -> list[str]:
@@ -242,7 +255,7 @@ def _guessed_hosts(low: str, hosts: list[str]) -> list[str]:
 # it back?"): what changed is a suspect to check, not what has the symptom
 _CHANGE_GUESS = re.compile(
     r"(?:[.!;]\s+)((?:[^.!?;]|\.(?=\S))*\b(?:released|upgraded|deployed|shipped|rolled out"
-    r"|updated|bumped|migrated)\b(?:[^.!?;]|\.(?=\S))*\?)"
+    r"|updated|bumped|migrated|pushed|changed|applied|switched)\b(?:[^.!?;]|\.(?=\S))*\?)"
 )
 
 
@@ -253,7 +266,7 @@ def _without_guesses(
     the symptom otherwise too (another name, a host, the namespace it lives in): the
     suspect is read, not the subject. A change asked about after the symptom is a guess
     only when the namespace is named (what changed stays in scope there)."""
-    spans = _guess_spans(low, namespace)
+    spans = _guess_spans(low, namespace, hosts)
     if not spans:
         return names
     kept = [(p, n) for p, n in names if not _inside(low, n, spans)]

@@ -132,6 +132,7 @@ def analyse(
         reported_onset=state.onset,
         docs=[(rid, d) for rid, d, app in docs if app.applies],
         reaches=lambda f: links.subject_depends_on(f, subject, dg, services),
+        said=facts,
     )
     chains.same_words(cands)
     chains.first_domino(cands)

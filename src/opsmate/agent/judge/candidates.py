@@ -10,6 +10,7 @@ before the onset at the same rate).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -109,6 +110,47 @@ def _requests_only(change: Fact) -> bool:
     96Mi``): it can leave its own pods Pending, never break another workload's calls."""
     edits = [str(t) for t in change.detail.get("template_changes") or []]
     return bool(edits) and all(" request " in t for t in edits)
+
+
+_NUM = re.compile(r"\d+(?:\.\d+)?")
+
+
+def _words(f: Fact) -> list[str]:
+    text = _NUM.sub("#", (f.message or f.quote or "").lower())
+    return re.findall(r"[a-z#_]+", text)
+
+
+def shares_a_phrase(a: Fact, b: Fact, size: int = 4) -> bool:
+    """Whether the two messages share ``size`` words in a row (numbers as one word)."""
+    wa, wb = _words(a), _words(b)
+    if len(wa) < size or len(wb) < size:
+        return False
+    grams = {tuple(wb[i : i + size]) for i in range(len(wb) - size + 1)}
+    return any(tuple(wa[i : i + size]) in grams for i in range(len(wa) - size + 1))
+
+
+_LOGGED = (K.LOG_ERROR, K.LOG_WARNING, K.DEPENDENCY_FAILURE, K.CONFIG_ERROR, K.SATURATION)
+
+
+def first_said(f: Fact, facts: list[Fact]) -> Fact:
+    """``f`` as first said: when another reading of the same words by the same workload
+    (its log template counted over every pod, where ``f`` is one pod's log) began earlier,
+    ``f`` with that earlier start — a failure the old pods logged before a rollout is not
+    triggered by the rollout."""
+    if f.time is None or f.kind not in _LOGGED:
+        return f
+    earliest = f.time
+    for o in facts:
+        if (
+            o is not f
+            and o.time is not None
+            and o.time < earliest
+            and o.kind in _LOGGED
+            and same_thread(o, f)
+            and shares_a_phrase(o, f, 6)
+        ):
+            earliest = o.time
+    return f if earliest == f.time else f.model_copy(update={"time": earliest})
 
 
 def change_for(f: Fact, changes: list[Fact]) -> Fact | None:
@@ -211,10 +253,12 @@ def build(
     reported_onset: datetime | None,
     docs: list[tuple[str, RunbookDoc]],
     reaches: Callable[[Fact], bool] | None = None,
+    said: list[Fact] | None = None,
 ) -> list[Candidate]:
     """One scored candidate per cause fact, plus changes that precede a subject symptom.
     ``reaches``: whether the subject depends on what a change acted on (the data's path)."""
     matcher = DocMatcher([d for _, d in docs])
+    said = said if said is not None else causes
     out: list[Candidate] = []
     for c in causes:
         sure = conclusive(c)
@@ -239,7 +283,7 @@ def build(
             score *= 0.4
         if c.detail.get("alone_on"):
             score *= 1.25  # the one obstacle that, removed, lets the pod run somewhere
-        cand.change = change_for(c, changes)
+        cand.change = change_for(first_said(c, said), changes)
         if cand.change is not None:
             score *= 1.2
         best: tuple[float, str, RunbookDoc] | None = None

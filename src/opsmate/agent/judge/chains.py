@@ -17,7 +17,7 @@ import re
 from datetime import datetime, timedelta
 
 from opsmate.agent.judge import links
-from opsmate.agent.judge.candidates import Candidate, same_thread
+from opsmate.agent.judge.candidates import Candidate, same_thread, shares_a_phrase
 from opsmate.agent.judge.causality import builds_up, deeper
 from opsmate.agent.kinds import Trait, card_for
 from opsmate.agent.observe.depgraph import DependencyGraph, fact_component, workload_of
@@ -25,6 +25,7 @@ from opsmate.agent.observe.facts import Fact, ObjRef
 from opsmate.agent.observe.facts import FactKind as K
 from opsmate.agent.observe.graph import ObjectGraph
 from opsmate.agent.observe.software import runs_software
+from opsmate.agent.observe.text import workload_of as text_workload
 
 _UNREACHABLE = re.compile(r"node\.kubernetes\.io/(?:unreachable|not-ready)", re.I)
 
@@ -98,9 +99,9 @@ def replacement_waits(cands: list[Candidate]) -> None:
             if c is not ev
             and c.lead.kind in (K.SCHEDULING, K.POD_PENDING)
             and not card_for(c.lead).has(Trait.EVICTS)
-            and c.lead.time is not None
-            and ev.lead.time <= c.lead.time <= end
-            and same_thread(c.lead, ev.lead)
+            # a standing account (the pod checked against each node, no time) holds now
+            and (c.lead.time is None or ev.lead.time <= c.lead.time <= end)
+            and (same_thread(c.lead, ev.lead) or _same_workload(c.lead, ev.lead))
         ]
         if not after:
             continue
@@ -108,6 +109,18 @@ def replacement_waits(cands: list[Candidate]) -> None:
         ev.followers = [*ev.followers, *(c.lead for c in after if c.lead not in ev.followers)]
         for c in after:
             c.score = round(c.score * 0.8, 3)
+
+
+def _same_workload(a: Fact, b: Fact) -> bool:
+    """Whether two facts are about pods of one workload (a pod evicted, its replacement)."""
+
+    def pods(f: Fact) -> set[str]:
+        refs = [f.subject, *f.objects]
+        return {
+            w for o in refs if o is not None and o.kind == "Pod" and (w := text_workload(o.name))
+        }
+
+    return bool(pods(a) & pods(b))
 
 
 _REFERENCED = {
@@ -278,6 +291,7 @@ def _is_deeper(
         a.kind == b.kind == K.SCHEDULING
         and "nodes" in b.detail
         and "nodes" not in a.detail
+        and not card_for(a).has(Trait.EVICTS)  # a pod removed: what its replacement meets follows
         and same_thread(a, b)
     ):
         return True  # the pod checked against each node explains the scheduler's summary
@@ -479,23 +493,6 @@ def _still_there(deep: Candidate, shallow: Candidate) -> bool:
     return last is None or began is None or last >= began - timedelta(minutes=5)
 
 
-_NUM = re.compile(r"\d+(?:\.\d+)?")
-
-
-def _words(f: Fact) -> list[str]:
-    text = _NUM.sub("#", (f.message or f.quote or "").lower())
-    return re.findall(r"[a-z#_]+", text)
-
-
-def _shares_a_phrase(a: Fact, b: Fact, size: int = 4) -> bool:
-    """Whether the two messages share ``size`` words in a row (numbers as one word)."""
-    wa, wb = _words(a), _words(b)
-    if len(wa) < size or len(wb) < size:
-        return False
-    grams = {tuple(wb[i : i + size]) for i in range(len(wb) - size + 1)}
-    return any(tuple(wa[i : i + size]) in grams for i in range(len(wa) - size + 1))
-
-
 def origin_over_echo(cands: list[Candidate], dg: DependencyGraph) -> None:
     """The same failure told twice: by a client, whose message wraps the error its server
     returned ("error while reading result (code: 241, Memory limit exceeded …)"), and by
@@ -512,7 +509,7 @@ def origin_over_echo(cands: list[Candidate], dg: DependencyGraph) -> None:
             cb = fact_component(dg, b.lead)
             if cb is None or cb == ca or cb not in reach or b.score >= a.score:
                 continue
-            if not _shares_a_phrase(a.lead, b.lead):
+            if not shares_a_phrase(a.lead, b.lead):
                 continue
             b.score = round(a.score * 1.1, 3)
             a.score = round(a.score * 0.5, 3)

@@ -172,17 +172,30 @@ def relation(
     # a dependency the subject's errors name (a service, a host, the cluster DNS)
     if depends_on(f, deps):
         return LINKED
-    if (
-        not subject.names
-        and not focus_services
-        and subject.namespace
-        and subject.in_namespace(_ns(f))
-    ):
-        # a question about a host in a namespace it names: that namespace is its scope
-        return SCOPE
+    if not subject.names and not focus_services:
+        # a question about a host in a namespace it names: that namespace is its scope; one
+        # that names none: the namespace of what serves the host (its Ingress)
+        if subject.namespace and subject.in_namespace(_ns(f)):
+            return SCOPE
+        if not subject.namespace and _ns(f) and _ns(f) in _host_namespaces(subject, graph):
+            return SCOPE
     if subject.backlog and subject.namespace and _ns(f) == subject.namespace:
         return SCOPE  # work piling up: whatever consumes it in the namespace may have stopped
     return UNRELATED
+
+
+def _host_namespaces(subject: Subject, graph: ObjectGraph) -> set[str]:
+    """The namespaces of the Ingresses and HTTPRoutes that serve the hosts asked about."""
+    if not subject.hosts:
+        return set()
+    out: set[str] = set()
+    for kind in ("Ingress", "HTTPRoute"):
+        for o in graph.all(kind):
+            hosts = {*(getattr(o, "tls_hosts", None) or []), *(getattr(o, "hostnames", None) or [])}
+            hosts |= {b.host for b in getattr(o, "rules", None) or [] if getattr(b, "host", None)}
+            if o.namespace and any(subject.matches(h) for h in hosts if h):
+                out.add(o.namespace)
+    return out
 
 
 def _ns(f: Fact) -> str | None:

@@ -68,6 +68,14 @@ def _lookup(kind: FactKind, reason: str, quote: str, message: str) -> Card:
     return base(kind)
 
 
+def error_mode(text: str) -> Card | None:
+    """The failure mode an error line's words name (a finer card of logged errors: a broker
+    ACL, a pool run dry), or None: a line its level calls a warning that says one of them is
+    an error that happened."""
+    card = _lookup(FactKind.LOG_ERROR, "", text[:2000], "")
+    return None if card.base else card
+
+
 def card_for(f: Fact) -> Card:
     """The failure mode of fact ``f``."""
     return _lookup(f.kind, f.reason or "", f.quote or "", f.message or "")

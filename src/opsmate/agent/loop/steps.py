@@ -13,6 +13,7 @@ import threading
 from typing import Any
 
 from opsmate.agent.evidence import summarize
+from opsmate.agent.intake.names import not_guessed
 from opsmate.agent.intake.question import said_healthy
 from opsmate.agent.intake.subject import Subject, names_mentioned
 from opsmate.agent.judge.causality import Role, role
@@ -148,7 +149,7 @@ class Steps:
         found = names_mentioned(self.state.questions[0], seen)
         # said only as a guess, or said to be healthy ("the web UI works fine"): not the subject
         suspects = Subject(names=[*subject.suspects, *said_healthy(self.state.questions[0])])
-        found = [n for n in found if not suspects.matches(n)]
+        found = [n for n in not_guessed(found, subject.suspects) if not suspects.matches(n)]
         if found:
             subject.names.extend(found)
             self.notes.append(f"the question's subject read as {', '.join(found)}")

@@ -28,6 +28,17 @@ _SUBSUMING = {"list_pods", "get_events", "node_conditions"}
 _NAME_KEYED = {"rollout_history"}  # the namespace does not change which object is meant
 
 
+def _same_pod_read(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Two reads of one pod's log: the same pod, the same instance (current or previous), the
+    same container when both name one."""
+    ca, cb = a.get("container"), b.get("container")
+    return (
+        a.get("name") == b.get("name")
+        and bool(a.get("previous")) == bool(b.get("previous"))
+        and (not ca or not cb or ca == cb)
+    )
+
+
 @dataclass
 class Recorded:
     query: str
@@ -97,6 +108,11 @@ class Planner:
     def is_done(self, tool: str, args: dict[str, Any]) -> bool:
         if self.key(tool, args) in self.done:
             return True
+        if tool == "pod_logs" and any(
+            k.startswith("pod_logs{") and _same_pod_read(dargs, args)
+            for k, (dargs, _) in self.done.items()
+        ):
+            return True  # that pod's (same container's) log was read: a longer tail adds little
         if tool in _SUBSUMING:
             for key, (dargs, complete) in self.done.items():
                 if not key.startswith(tool + "{") or not complete:
@@ -127,7 +143,9 @@ class Planner:
             return False
         key = self.key(check.tool, args)
         for p in self.state.pending:
-            if self.key(p.tool, p.args) == key:
+            if self.key(p.tool, p.args) == key or (
+                check.tool == p.tool == "pod_logs" and _same_pod_read(p.args, args)
+            ):
                 if check.priority < p.priority or (check.essential and not p.essential):
                     p.priority = min(p.priority, check.priority)
                     p.essential = p.essential or check.essential

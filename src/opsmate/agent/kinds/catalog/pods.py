@@ -239,6 +239,16 @@ CARDS = (
         words=r"statuscode: 5\d\d|status code 5\d\d|\b50[0-4]\b",
         example=("Unhealthy", "Readiness probe failed: HTTP probe failed with statuscode: 503"),
         needs_deeper=True,
+        # what the application says about why it is unhealthy: its own recent lines, warnings
+        # included (a consumer that lost its group, a pool it cannot fill)
+        reads=(
+            read(
+                "pod_logs",
+                "why the application reports itself unhealthy",
+                name="{pod}",
+                namespace="{ns}",
+            ),
+        ),
         phrase="a health check that reports the application unhealthy",
         check="read what the health endpoint checks (its dependencies) and their state: "
         "`kubectl -n {ns} logs {obj}`",

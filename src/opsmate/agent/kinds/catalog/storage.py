@@ -215,6 +215,7 @@ CARDS = (
         ),
         "A database keeps its write-ahead log because archiving it fails",
         words=_WAL_ARCHIVE,
+        any_level=True,  # PostgreSQL logs "archive command failed" as a LOG line
         example=(
             "",
             'archiving write-ahead log file "00000001000000190000003A" failed too '

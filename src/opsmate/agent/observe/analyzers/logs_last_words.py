@@ -18,6 +18,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from opsmate.agent.kinds.registry import error_mode
 from opsmate.agent.observe.analyzers.logs_facts import (
     KIND_OF_SIGNAL,
     make_fact,
@@ -281,8 +282,13 @@ def _error_lines(lines: list[PodLogLine]) -> list[tuple[PodLogLine, Signal]]:
     out: list[tuple[PodLogLine, Signal]] = []
     seen: set[str] = set()
     for ln in reversed(lines):
-        if ln.level not in ("error", "fatal") and ln.kind not in ("exception", "panic"):
-            continue
+        named = ln.level in ("warn", "warning") and error_mode(_text(ln)) is not None
+        if (
+            ln.level not in ("error", "fatal")
+            and ln.kind not in ("exception", "panic")
+            and not named
+        ):
+            continue  # a warning counts when it names a failure mode
         k = pattern_key(_text(ln))
         if k not in seen:
             seen.add(k)
@@ -375,7 +381,10 @@ def _signal_facts(
     for ln, sig in key_lines:
         kind = KIND_OF_SIGNAL.get(sig.kind)
         if kind is None or kind == FactKind.CHANGE:
-            if exited or ln.level not in ("error", "fatal"):
+            # a running pod's warning that names a failure mode ("GroupAuthorizationException:
+            # Not authorized to access group") is an error that happened, whatever its level
+            named = not exited and ln.level in ("warn", "warning") and error_mode(_text(ln))
+            if not named and (exited or ln.level not in ("error", "fatal")):
                 continue
             kind = FactKind.LOG_ERROR
         if (
@@ -411,9 +420,13 @@ def _signal_facts(
             message=text,
             container=container,
             exit_code=ln.exit_code,
-            detail={"targets": list(sig.targets), "source": "pod_logs", "ref": ln.ref}
-            if sig.targets
-            else {"source": "pod_logs", "ref": ln.ref},
+            detail={
+                "source": "pod_logs",
+                "ref": ln.ref,
+                **({"targets": list(sig.targets)} if sig.targets else {}),
+                # a line counted as logged ("logged 1 error ..."): its card names what it is
+                **({"verbatim": True} if kind == FactKind.LOG_ERROR else {}),
+            },
         )
         if f:
             facts.append(f)

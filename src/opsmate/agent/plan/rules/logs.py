@@ -159,6 +159,21 @@ _STORE_WORDS = re.compile(
 )
 
 
+def _database_image(image: str | None) -> bool:
+    """Whether an image runs a database: its name is one (``postgresql``) or starts with one's
+    name (a team's own build: ``postgres-walg``, ``mysql-backup``)."""
+    if not image:
+        return False
+    repo = image.split("@", 1)[0].rsplit("/", 1)[-1].split(":", 1)[0].lower()
+    if "exporter" in repo:
+        return False  # what reads the database's metrics (postgres-exporter), not a database
+    first = re.split(r"[-_.]", repo, maxsplit=1)[0]
+    return any(w.startswith(s) for w in (image_word(image) or "", first) if w for s in _STORES)
+
+
+_STORES = frozenset(ROLES["database"])
+
+
 @fact_rule("backing_store_logs", Tier.EXPLAIN, K.SATURATION, K.LOG_ERROR)
 def backing_store_logs(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
     """The subject's failure its database client reports (a pool run dry, an SQL error):
@@ -174,16 +189,15 @@ def backing_store_logs(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
     src = depgraph.fact_component(dg, fact)
     if src is None:
         return []
-    stores = set(ROLES["database"])
     out = []
     for edge in dg.depends_on(src):
         images = {
-            image_word(c.image)
+            c.image
             for p in ctx.graph.pods()
             if depgraph.workload_of(p) == edge.dst
             for c in p.containers
         }
-        if any(w and any(w.startswith(s) for s in stores) for w in images):
+        if any(_database_image(i) for i in images):
             out.append(Check("log_stats", {"service": edge.dst},
                              f"{src} fails on its database: what {edge.dst} logs"))  # fmt: skip
     return out[:2]
