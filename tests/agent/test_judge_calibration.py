@@ -1152,3 +1152,26 @@ def test_a_failure_its_workload_logged_before_a_rollout_is_not_triggered_by_it()
     assert change_for(new_pod, [rollout]) is rollout
     assert first_said(new_pod, [before, new_pod]).time == before.time
     assert change_for(first_said(new_pod, [before, new_pod]), [rollout]) is None
+
+
+def test_the_error_that_followed_is_quoted_from_the_clause_its_failure_mode_was_seen_in() -> None:
+    """A Go error wrapped four times: the clause that says it (with its short prefix,
+    ``x509:``) is what follows the Certificate's own account."""
+    words = (
+        'upstream request failed: Post "https://api.shop.svc:8443/v1/charges": tls: failed to '
+        "verify certificate: x509: certificate has expired or is not yet valid: current time "
+        "2026-12-01T00:00:41Z is after 2026-12-01T00:00:00Z"
+    )
+    said = f'shop reports a configuration error, a certificate problem: "{words}"'
+    client = fact(K.CONFIG_ERROR, said,
+                  "E3", service="shop", focus=True, reason="certificate", count=40, minutes=1,
+                  quote=words, subject=ObjRef(kind="app", name="shop"),
+                  detail={"pattern": "upstream request failed"})  # fmt: skip
+    obj = fact(K.CONFIG_ERROR, "Certificate `api-tls` (Secret `api-tls`, for api.shop.svc) "
+               "expired at 06:00:00 (status.notAfter)", "E7", reason="certificate",
+               message="Certificate expired on Sat, 14 Mar 2026 06:00:00 UTC", conclusive=True,
+               minutes=0, subject=ObjRef(kind="Certificate", name="api-tls", namespace="shop"),
+               objects=[ObjRef(kind="host", name="api.shop.svc")])  # fmt: skip
+    an = judge([_errors(), client, obj])
+    assert an.root_statement is not None
+    assert 'then an expired TLS certificate: "x509: certificate has expired' in an.root_statement

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from opsmate.agent.judge.candidates import same_thread
-from opsmate.agent.kinds import Role, Trait, base, card_for
+from opsmate.agent.kinds import Card, Role, Trait, base, card_for
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.facts import FactKind as K
 from opsmate.agent.observe.text import clip, reason_words
@@ -265,7 +265,11 @@ def _then_clause(c: Candidate, symptom: Fact | None, lead: Fact) -> tuple[str, F
                 plain = f"{clip_words(f.statement, NODE_THEN_WORDS)} {cite(f)}".rstrip()
                 return plain, f, plain
     seen = " ".join(x.lower() for x in (lead.statement, symptom.quote if symptom else "") if x)
-    errors = [f for f in c.chain if f.kind in (K.LOG_ERROR, K.DEPENDENCY_FAILURE, K.SATURATION)]
+    errors = [
+        f
+        for f in c.chain
+        if f.kind in (K.LOG_ERROR, K.DEPENDENCY_FAILURE, K.SATURATION, K.CONFIG_ERROR)
+    ]
     errors.sort(key=lambda f: not f.focus)  # the subject's own error first
     errors += [f for f in c.impact if f.severity == "error"][:1]  # its consumers' error
     for f in [
@@ -278,8 +282,11 @@ def _then_clause(c: Candidate, symptom: Fact | None, lead: Fact) -> tuple[str, F
         if not (f.detail or {}).get("pattern") or re.search(r"\d\s*->\s*\d", quote):
             continue  # a metric's numbers are not what a person greps for
         m = _EXCEPTION.search(quote)
+        said = _said_at(quote, card_for(f))
         if m is not None and m.start() > 0:
             quote = quote[m.start() :]  # from the error's own name, verbatim
+        elif said is not None and words(quote) > THEN_WORDS:
+            quote = quote[said:]  # from what its failure mode was recognised by
         elif words(quote) > THEN_WORDS and ": " in quote:
             # "doing X: calling Y: context deadline exceeded": the innermost error is last
             quote = ": ".join(quote.split(": ")[-2:])
@@ -295,6 +302,22 @@ def _then_clause(c: Candidate, symptom: Fact | None, lead: Fact) -> tuple[str, F
         plain = f'"{clip_words(quote, THEN_WORDS)}" {cite(f)}'.rstrip()
         return f"{named}{plain}", f, plain
     return None
+
+
+def _said_at(quote: str, card: Card) -> int | None:
+    """Where, in a wrapped error (``a: b: x509: certificate has expired``), the clause its
+    card recognised begins, with the short name that prefixes it (``x509:``, ``pq:``)."""
+    if card.base or not card.words:
+        return None
+    m = re.search(card.words, quote, re.I)
+    if m is None:
+        return None
+    start = quote.rfind(": ", 0, m.start())
+    if start < 0:
+        return None
+    before = quote.rfind(": ", 0, start)
+    prefix = quote[before + 2 : start] if before >= 0 else ""
+    return before + 2 if prefix and len(prefix) <= 8 and " " not in prefix else start + 2
 
 
 def chain_steps(c: Candidate) -> list[tuple[str, list[str]]]:

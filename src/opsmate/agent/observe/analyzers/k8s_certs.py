@@ -9,6 +9,7 @@ controller may not have caught up); without a window, the condition alone decide
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 
 from opsmate.agent.observe.analyzers.k8s_common import evidence, graph_cached, k8s_fact, quoted, ref
@@ -19,6 +20,10 @@ from opsmate.agent.observe.registry import over_graph
 from opsmate.agent.observe.text import clip
 from opsmate.records.k8s import Condition
 from opsmate.records.k8s_certs import Certificate, Issuer
+
+_RETRIED = re.compile(
+    r"^the certificate request has failed to complete and will be retried:\s*", re.I
+)
 
 
 def _cond(conds: list[Condition], kind: str) -> Condition | None:
@@ -78,6 +83,8 @@ def _expired_fact(ctx: ObserveContext, cert: Certificate) -> Fact:
     issuing = _cond(cert.conditions, "Issuing")
     ready = _cond(cert.conditions, "Ready")
     why = issuing.message if _false(issuing) and issuing and issuing.message else None
+    if why:
+        why = _RETRIED.sub("", why) or why  # cert-manager's preamble: the error follows it
     if why:
         tries = f" ({cert.failed_attempts} failed attempts)" if cert.failed_attempts else ""
         statement += f"; cert-manager cannot renew it{tries}: {clip(why, 240)}"
