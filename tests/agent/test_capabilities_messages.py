@@ -383,3 +383,19 @@ def test_a_dependency_named_by_the_part_it_plays_is_the_one_workload_playing_it(
     g.add_listing("Pod", [_pod("db2-0", "mysql:8", {"app": "db2"}, ns="forum")], "E2",
                   namespace="forum")  # fmt: skip
     assert software_target(said, g, own="forum") is None  # two databases: ambiguous
+
+
+def test_a_cards_reads_about_an_application_go_to_the_namespace_its_pods_run_in() -> None:
+    """ENOSPC logged by an application the question names without a namespace: the volume
+    reads its card lists are asked of the namespace the application's pods run in."""
+    g = ObjectGraph()
+    g.add("Pod", Pod(name="registry-6f9d7c8b5-q2w3e", namespace="registry"), "E1")
+    ctx = RuleContext(subject=Subject(names=["registry"]), tools=frozenset({"query_metrics"}),
+                      graph=g)  # fmt: skip
+    f = Fact(key="k", statement="s", kind=FactKind.SATURATION, severity="error", focus=True,
+             service="registry", subject=ObjRef(kind="app", name="registry"),
+             reason="resource_exhausted", quote="mkdir /var/lib/x: no space left on device",
+             message="no space left on device")  # fmt: skip
+    checks = list(rule("card_reads").fact_fn(f, ctx))  # type: ignore[misc]
+    queries = [c.args.get("query", "") for c in checks]
+    assert queries and all('namespace="registry"' in q for q in queries), queries

@@ -577,3 +577,15 @@ def test_a_volume_out_of_inodes_is_named_for_its_claim() -> None:
     assert f.subject == ObjRef(kind="PersistentVolumeClaim", name="storage-verdaccio-0",
                                namespace="registry")  # fmt: skip
     assert "no free inodes" in f.statement
+
+
+def test_free_inodes_that_fall_to_zero_are_a_volume_out_of_inodes() -> None:
+    """A gauge of what is left (free inodes) that reaches 0 and stays there: the volume ran
+    out, named for its claim; one that only dips is not."""
+    q = 'kubelet_volume_stats_inodes_free{namespace="registry"}'
+    labels = {"namespace": "registry", "persistentvolumeclaim": "registry-data"}
+    (f,) = metric_facts(q, [(labels, [900.0, 400.0, 50.0, 0.0, 0.0, 0.0, 0.0, 0.0])])
+    assert f.kind == FactKind.SATURATION and f.reason == "inodes_exhausted"
+    assert "fell to 0" in f.statement and "no free inodes" in f.statement
+    assert f.subject is not None and f.subject.name == "registry-data"
+    assert [x for x in metric_facts(q, [(labels, [900.0, 0.0, 800.0, 850.0])]) if x.reason] == []

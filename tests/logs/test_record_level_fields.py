@@ -116,3 +116,16 @@ def test_a_record_whose_own_fields_say_it_failed_is_an_error_at_any_level() -> N
     failed = parse_record({"message": "sync done", "level": "info", "success": False,
                            "error": "upstream returned 401"})  # fmt: skip
     assert failed.level == "error" and failed.error == "upstream returned 401"
+
+
+def test_a_logrus_records_error_detail_is_its_error() -> None:
+    """The Distribution registry writes ``msg="response completed with error"`` and the
+    error itself in ``err.detail`` (``err.message`` says only "unknown error")."""
+    line = (
+        'time="2026-02-17T13:17:02Z" level=error msg="response completed with error" '
+        'err.code=unknown err.detail="filesystem: mkdir /var/lib/registry/x: no space left on '
+        'device" err.message="unknown error" http.response.status=500'
+    )
+    pl = parse_record({"message": line})
+    assert pl.error is not None and "no space left on device" in pl.error
+    assert pl.status == "500"

@@ -108,6 +108,8 @@ class LogFieldNames:
     )
     error: tuple[str, ...] = _tup(
         "error", "err", "error.message", "exception", "exc_info", "error_message",
+        # logrus-style fields of Go services (the Distribution registry): the detail first
+        "err.detail", "err.message", "error.detail",
         "errorMessage", "stack_trace", "stacktrace", "stack", "@x", "error.stack_trace",
         # structured logs that put the detail under an attributes object (MongoDB's attr)
         "attr.message", "attr.error.errmsg", "attr.errmsg", "attr.reason", "attributes.error",
@@ -115,7 +117,8 @@ class LogFieldNames:
     logger: tuple[str, ...] = _tup("logger", "logger_name", "loggerName", "log.logger", "caller")
     status: tuple[str, ...] = _tup(
         "status", "status_code", "statusCode", "http_status", "http.status_code",
-        "http.response.status_code", "response_status", "response_code", "outcome",
+        "http.response.status_code", "http.response.status", "response_status", "response_code",
+        "outcome",
     )  # fmt: skip
     duration: tuple[str, ...] = _tup(
         "response_time_ms", "duration_ms", "latency_ms", "elapsed_ms", "took_ms",

@@ -373,6 +373,7 @@ _RECOVERY = re.compile(
     r"auto-?resolv|resolved (?:itself|on its own|by itself)|recovered|came back|back to normal"
     r"|(?:is|are) (?:it|anything|something|they|that) still (?:broken|failing|down|wrong|an issue)"
     r"|still (?:broken|failing|down)\?"
+    r"|\b(?:is|are)\b[^.?!]{0,40}\bstill (?:broken|failing|down|erroring|happening)\b"
     r"|(?:looks?|is|are|seems?) (?:fine|ok|okay|green|healthy|up|back) now"
     r"|(?:is|are) (?:the |our )?[\w-]+(?: \w+)? (?:broken|down)\b[^.?]*\?"
     r"|do (?:i|we) need to (?:wake|page|do anything|fix|open an incident)",

@@ -26,6 +26,14 @@ _INODES = read(
     type="range",
 )
 
+# the free inodes of each volume: at zero, no file can be created however many bytes are free
+_INODES_FREE = read(
+    "query_metrics",
+    "the free inodes of each volume",
+    query='kubelet_volume_stats_inodes_free{namespace="{ns}"}',
+    type="range",
+)
+
 CARDS = (
     variant(
         K.MISSING_REFERENCE,
@@ -176,7 +184,7 @@ CARDS = (
         "filesystem with more inodes (a person decides)",
         topics=("inode", "inodes", "disk", "files", "volume", "enospc"),
         asks=r"inode|files?|space|disk|enospc",
-        reads=(_INODES,),
+        reads=(_INODES, _INODES_FREE),
         evidence="kubelet_volume_stats_inodes_used at kubelet_volume_stats_inodes (or "
         "node_filesystem_files_free at 0) while the bytes used are below the size",
         rules_out="inodes free on the volume (then: its bytes)",
@@ -206,7 +214,7 @@ CARDS = (
         deeper=frozenset({K.NODE_PROBLEM, K.CONFIG_ERROR}),
         # a full disk may be one out of inodes: ENOSPC says either
         deeper_cards=("wal-archive-failing", "wal-archive-failing-warning", "inodes-exhausted"),
-        reads=(_INODES,),
+        reads=(_INODES, _INODES_FREE),
     ),
     *variants(
         (

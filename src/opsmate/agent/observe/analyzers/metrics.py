@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from datetime import datetime
 from typing import Any
 
 from opsmate.agent.observe.analyzers.metrics_nodes import node_signals
@@ -14,6 +15,7 @@ from opsmate.agent.observe.text import hm
 from opsmate.agent.signals import aggregate_shift, match_terms, metric_names, series_shift
 from opsmate.records.metrics import Series
 from opsmate.records.payloads import AlertsPayload, MetricsPayload
+from opsmate.timeparse import parse_time
 from opsmate.tools.base import ToolResult
 
 _RATIO = re.compile(r"(?:^|[_\W])(?:ratio|utili[sz]ation|percent|pct)(?:$|[_\W])", re.I)
@@ -155,6 +157,26 @@ def _raw(s: Series) -> dict[str, Any]:
     return s.model_dump(mode="json", by_alias=True)
 
 
+# what is left of a resource (a volume's free inodes, a filesystem's free files or bytes)
+_LEFT = re.compile(r"_(?:free|avail(?:able)?)(?:_bytes)?\b", re.I)
+
+
+def _ran_out(query: str, s: Series, ratio_like: bool) -> datetime | None:
+    """When a gauge of what is left (``*_free``, ``*_available_bytes``, a plain series, not
+    a ratio) fell to zero from something and stayed there: the first sample at zero."""
+    if ratio_like or not _LEFT.search(query) or s.max is None or s.last is None:
+        return None
+    if s.max.value is None or s.last.value is None or s.max.value <= 0 or s.last.value > 0:
+        return None
+    for t, v in s.samples:
+        try:
+            if float(v) <= 0:
+                return parse_time(str(t))
+        except (TypeError, ValueError):
+            continue
+    return s.last.time
+
+
 @for_tools("query_metrics")
 def metrics(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
     res = result.payload_as(MetricsPayload) or MetricsPayload()
@@ -206,6 +228,33 @@ def metrics(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
                     )
                 )
                 continue
+        ran_out = _ran_out(query, s, ratio_like)
+        if ran_out is not None:
+            inodes = bool(_INODES.search(query))
+            claim = s.labels.get("persistentvolumeclaim")
+            if subject is None and claim:
+                subject = ObjRef(
+                    kind="PersistentVolumeClaim", name=claim, namespace=s.labels.get("namespace")
+                )
+            facts.append(
+                Fact(
+                    key=f"metric:{query}:{lbl}:ran_out",
+                    kind=FactKind.SATURATION,
+                    severity="error",
+                    statement=f"{what} fell to 0 at {hm(ran_out)} (it was "
+                    f"{(s.max.value if s.max else 0):g})"
+                    + (": no free inodes left on the volume" if inodes else ": nothing left"),
+                    evidence=[ctx.eid],
+                    time=ran_out,
+                    quote=f"{what} at 0",
+                    terms=list(terms)[:20],
+                    focus=focus,
+                    subject=subject,
+                    reason="inodes_exhausted" if inodes else None,
+                    detail={"query": query, "labels": s.labels, "max": mx, "last": last},
+                )
+            )
+            continue
         throttled = _throttled(query, s) if ratio_like else None
         if throttled is not None:
             pod = s.labels.get("pod")

@@ -40,6 +40,14 @@ def _target(fact: Fact, ctx: RuleContext) -> str | None:
     return None
 
 
+def _pods_namespace(fact: Fact, ctx: RuleContext) -> str | None:
+    """The namespace of the pods a fact about an application is about (a log template names
+    its service, not where it runs), when they all run in one."""
+    who = {n for n in (fact.service, fact.subject.name if fact.subject else None) if n}
+    spaces = {p.namespace for p in ctx.graph.pods() if p.name and workload_of(p.name) in who}
+    return spaces.pop() if len(spaces) == 1 else None
+
+
 def _state(fact: Fact, ctx: RuleContext) -> bool:
     """A standing state (no time: a node cordoned) of an object the question names."""
     return fact.time is None and fact.subject is not None and ctx.subject.matches(fact.subject.name)
@@ -56,7 +64,11 @@ def card_reads(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
         fact.severity == "warning" and fact.count < 3 and not _state(fact, ctx)
     ):
         return []  # a warning said once or twice, unless it is a state of what was asked about
-    ns = (fact.subject.namespace if fact.subject else None) or ctx.ns().get("namespace")
+    ns = (
+        (fact.subject.namespace if fact.subject else None)
+        or _pods_namespace(fact, ctx)
+        or ctx.ns().get("namespace")
+    )
     obj_ns = next((o.namespace for o in fact.objects if o.namespace), None)
     target = _target(fact, ctx)
     # what a card needs read runs after what the evidence points at, and does not hold a
