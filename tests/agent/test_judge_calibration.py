@@ -262,7 +262,7 @@ def test_questions_that_doubt_the_trouble_still_holds_are_asked_about_recovery()
     for q in ("paged at 02:12, is the catalog API broken, do I need to wake the team?",
               "dashboards look green now but I don't trust it. what happened?",
               "it auto-resolved at 10:21. do we need to open an incident?",
-              "the alert fired at 14:02. Are payments at the stores still failing?"):  # fmt: skip
+              "the alert fired at 14:02. Are payments still failing, and what broke?"):  # fmt: skip
         assert _RECOVERY.search(q), q
     for q in ("why is checkout returning 500s since 10:00?", "orders-api is slow, why?"):
         assert not _RECOVERY.search(q), q
