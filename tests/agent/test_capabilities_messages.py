@@ -399,3 +399,29 @@ def test_a_cards_reads_about_an_application_go_to_the_namespace_its_pods_run_in(
     checks = list(rule("card_reads").fact_fn(f, ctx))  # type: ignore[misc]
     queries = [c.args.get("query", "") for c in checks]
     assert queries and all('namespace="registry"' in q for q in queries), queries
+
+
+def test_a_slower_services_recorded_throttling_is_read_before_its_other_resources() -> None:
+    from opsmate.agent.plan.planner import Recorded
+
+    recorded = [
+        Recorded(
+            type="range",
+            query='sum by (pod) (rate(container_cpu_usage_seconds_total{container="web"}[5m]))',
+        ),
+        Recorded(
+            type="range", query='sum by (pod) (container_memory_working_set_bytes{container="web"})'
+        ),
+        Recorded(
+            type="range",
+            query="sum by (pod) (rate(container_cpu_cfs_throttled_periods_"
+            'total{container="web"}[5m]))',
+        ),
+    ]
+    ctx = RuleContext(subject=Subject(names=["web"]), tools=frozenset({"query_metrics"}),
+                      recorded=recorded)  # fmt: skip
+    f = Fact(key="k", statement="s", kind=FactKind.LATENCY, severity="warning", focus=True,
+             service="web")  # fmt: skip
+    checks = list(rule("resources_of_slow_service").fact_fn(f, ctx))  # type: ignore[misc]
+    assert [("throttled" in c.args["query"], "cpu_usage" in c.args["query"]) for c in checks] == [
+        (True, False), (False, True)]  # fmt: skip

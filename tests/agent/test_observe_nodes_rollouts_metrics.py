@@ -589,3 +589,31 @@ def test_free_inodes_that_fall_to_zero_are_a_volume_out_of_inodes() -> None:
     assert "fell to 0" in f.statement and "no free inodes" in f.statement
     assert f.subject is not None and f.subject.name == "registry-data"
     assert [x for x in metric_facts(q, [(labels, [900.0, 0.0, 800.0, 850.0])]) if x.reason] == []
+
+
+def test_a_container_throttled_at_a_limit_its_namespace_set_since_its_pod_began() -> None:
+    """Pods a rollout created half-way through the window, throttled at a CPU limit the
+    LimitRanger filled in at admission: a change (not background), and the limit is named
+    with where it came from."""
+    from opsmate.records.k8s import Container, Pod, Resources
+
+    q = (
+        'sum by (pod) (rate(container_cpu_cfs_throttled_periods_total{container="web"}[5m])) / '
+        'sum by (pod) (rate(container_cpu_cfs_periods_total{container="web"}[5m]))'
+    )
+    late = T0 + 40 * 60  # the series begins 40 minutes into the window
+    raw = {"resultType": "matrix", "result": [{"metric": {"pod": "web-7d-x2x1q"},
+           "values": [[late + 60 * i, "0.7"] for i in range(10)]}]}  # fmt: skip
+    data = {"query": q, **summarize_prom_data(raw, tz=UTC, max_points=30)}
+    ctx = make_ctx()
+    web = Container(name="web", resources=Resources(limits={"cpu": "500m"}))
+    note = "LimitRanger plugin set: cpu, memory limit for container web"
+    pod = Pod(name="web-7d-x2x1q", namespace="shop", containers=[web], limit_ranger=note)
+    ctx.graph.add("Pod", pod, "E1")
+    res = ToolResult(call_id="c", tool="query_metrics", status="success", data=data,
+                     args={"query": q})  # fmt: skip
+    [f] = observe(res, ctx)
+    assert f.reason == "cpu_throttled" and not f.background
+    assert "throttled at its CPU limit of 500m, a limit the namespace's LimitRange set" in (
+        f.statement
+    )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from opsmate.agent.observe.analyzers.metrics_nodes import node_signals
@@ -263,9 +263,9 @@ def metrics(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
                     key=f"metric:{query}:{lbl}:throttled",
                     kind=FactKind.SATURATION,
                     severity="error",
-                    statement=f"{what}: throttled at its CPU limit in {throttled:.0%} of CFS "
-                    f"periods (median over the window; CPUThrottlingHigh fires above "
-                    f"{THROTTLED_ALERT:.0%})",
+                    statement=f"{what}: throttled at its CPU limit{_cpu_limit(ctx, s, query)} "
+                    f"in {throttled:.0%} of CFS periods (median over the window; "
+                    f"CPUThrottlingHigh fires above {THROTTLED_ALERT:.0%})",
                     evidence=[ctx.eid],
                     service=app,
                     time=s.first.time if s.first else None,
@@ -275,8 +275,9 @@ def metrics(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
                     subject=ObjRef(kind="Pod", name=pod) if pod else subject,
                     reason="cpu_throttled",
                     detail={"query": query, "labels": s.labels, "median": throttled},
-                    # the same all through the window: a standing condition, no change
-                    background=series_shift(_raw(s)) is None,
+                    # the same all through the window: a standing condition, no change —
+                    # unless the container began inside it (a pod the rollout created)
+                    background=series_shift(_raw(s)) is None and not _born_late(s, ctx),
                 )
             )
             continue
@@ -389,6 +390,34 @@ def _shift_severity(kind: FactKind, labels: dict[str, str], direction: str) -> s
 
 THROTTLED_ALERT = 0.25  # kube-prometheus' CPUThrottlingHigh: a quarter of periods throttled
 _THROTTLED = re.compile(r"cfs_throttled_periods", re.I)
+
+
+def _cpu_limit(ctx: ObserveContext, s: Series, query: str) -> str:
+    """`` of 500m, one the namespace's LimitRange set ...`` for a throttled container whose
+    pod was read: its limit, and whether the LimitRanger filled it in at admission."""
+    from opsmate.agent.observe.analyzers.pods import limit_defaulted
+
+    name = s.labels.get("pod")
+    container = s.labels.get("container") or next(
+        iter(re.findall(r'container="([^"]+)"', query)), None
+    )
+    pod = next((p for p in ctx.graph.pods() if p.name == name), None) if name else None
+    c = next((c for c in pod.containers if c.name == container), None) if pod else None
+    limit = c.resources.limits.get("cpu") if c is not None and c.resources else None
+    if pod is None or c is None or not limit:
+        return ""
+    if limit_defaulted(pod, c.name, "cpu limit"):
+        return (
+            f" of {limit}, a limit the namespace's LimitRange set by default at admission "
+            "(annotation kubernetes.io/limit-ranger), not one the workload asks for,"
+        )
+    return f" of {limit}"
+
+
+def _born_late(s: Series, ctx: ObserveContext) -> bool:
+    """Whether a series begins well inside the window (its pod did not exist before)."""
+    start = s.first.time if s.first else None
+    return bool(start and ctx.window_from and start >= ctx.window_from + timedelta(minutes=10))
 
 
 def _throttled(query: str, s: Any) -> float | None:

@@ -59,7 +59,7 @@ class _Finding:
     refs: list[ObjRef] = field(default_factory=list)
 
 
-def _defaulted(pod: Pod, container: str | None, what: str) -> bool:
+def limit_defaulted(pod: Pod, container: str | None, what: str) -> bool:
     """Whether the LimitRanger filled in ``what`` ("memory limit") for ``container`` at
     admission: ``LimitRanger plugin set: cpu, memory limit for container app``."""
     note = pod.limit_ranger or ""
@@ -83,7 +83,7 @@ def _container_findings(pod: Pod, c: Container) -> list[_Finding]:
     term_time = c.finished_at if c.state == "terminated" else (last.finished_at if last else None)
     if term_reason == "OOMKilled" or (term_code == 137 and term_reason in (None, "OOMKilled")):
         at = f" at its memory limit of {limit}" if limit else ""
-        if limit and _defaulted(pod, c.name, "memory limit"):
+        if limit and limit_defaulted(pod, c.name, "memory limit"):
             at += (
                 ", a limit the namespace's LimitRange set by default at admission (annotation "
                 "kubernetes.io/limit-ranger), not one the workload asks for"

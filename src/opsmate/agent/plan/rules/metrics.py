@@ -28,6 +28,11 @@ _LIVE = (
 )
 
 
+def _telling(r: object) -> int:
+    q = str(getattr(r, "query", "")).lower()
+    return 0 if "throttl" in q else 1
+
+
 @fact_rule("resources_of_slow_service", Tier.EXPLAIN, K.LATENCY, K.ERROR_RATE)
 def resources_of_slow_service(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
     """A service that got slower (or fails more): what its containers consume."""
@@ -41,6 +46,7 @@ def resources_of_slow_service(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
     reason = f"{svc} got slower: its CPU, throttling and memory"
     if ctx.recorded is not None:
         res = [r for r in ctx.recorded if _RESOURCE.search(f"{r.query} {r.description}")]
+        res.sort(key=_telling)  # a throttled container says most (the rest as recorded)
         mine = [r for r in res if svc in r.query]
         picked = (mine + [r for r in res if r not in mine])[:2]
         return [Check("query_metrics", {"query": r.query, "type": r.type}, reason) for r in picked]
