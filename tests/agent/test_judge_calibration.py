@@ -1176,3 +1176,21 @@ def test_the_error_that_followed_is_quoted_from_the_clause_its_failure_mode_was_
     an = judge([_errors(), client, obj])
     assert an.root_statement is not None
     assert 'then an expired TLS certificate: "x509: certificate has expired' in an.root_statement
+
+
+def test_a_throttled_service_its_autoscaler_cannot_scale_out_is_held_by_the_autoscaler() -> None:
+    """Pods pinned at their CPU limit, and their autoscaler unable to compute utilization (a
+    container without a CPU request): the autoscaler is why they stay pinned, it leads."""
+    pod = ObjRef(kind="Pod", name="shop-7d9f8c6b5-x2x1q", namespace="shop")
+    throttled = fact(K.SATURATION, "cpu throttling {pod=shop-7d9f8c6b5-x2x1q}: throttled at its "
+                     "CPU limit in 89% of CFS periods", "E3", reason="cpu_throttled", focus=True,
+                     service="shop", subject=pod, minutes=1)  # fmt: skip
+    hpa = fact(K.MISCONFIGURATION, "HorizontalPodAutoscaler `shop` (target Deployment `shop`) "
+               "cannot compute its metrics (FailedGetResourceMetric): missing request for cpu in "
+               "container nginx", "E4", reason="FailedGetResourceMetric", conclusive=True,
+               minutes=None, subject=ObjRef(kind="HorizontalPodAutoscaler", name="shop",
+                                            namespace="shop"),
+               objects=[ObjRef(kind="Deployment", name="shop", namespace="shop")])  # fmt: skip
+    an = judge([_errors(), throttled, hpa])
+    assert an.root is not None and an.root.lead is hpa
+    assert throttled in [*an.root.chain, *an.root.support, *an.root.followers]

@@ -130,6 +130,9 @@ CARDS = (
         words=r"throttl|cpu (?:saturat|pinned|at (?:its )?limit)|cfs",
         example=("resource_exhausted", "container cpu throttled 85% of periods"),
         phrase="CPU pinned at its limit",
+        # pinned because it is not scaled out: its autoscaler cannot compute utilization (a
+        # container without a CPU request)
+        deeper_cards=("hpa-missing-requests",),
         reads=(THROTTLING, _RES),
         topics=("cpu", "throttl", "limit", "saturat"),
         asks=r"cpu|throttl|slow|latency",
