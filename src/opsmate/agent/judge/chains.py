@@ -511,15 +511,7 @@ def origin_over_echo(cands: list[Candidate], dg: DependencyGraph) -> None:
                 continue
             if not shares_a_phrase(a.lead, b.lead):
                 continue
-            b.score = round(a.score * 1.1, 3)
-            a.score = round(a.score * 0.5, 3)
-            b.supported = b.supported or a.supported
-            if a.explains is not None and (b.explains is None or a.explains_subject):
-                b.explains, b.explains_subject = a.explains, a.explains_subject
-            if b.relation in (links.SCOPE, links.UNRELATED) and a.relation != links.SCOPE:
-                b.relation = links.LINKED
-            if a.lead not in b.chain:
-                b.chain.append(a.lead)
+            _origin_leads(b, a, a.score)
 
 
 def object_over_caller(cands: list[Candidate]) -> None:
@@ -542,14 +534,21 @@ def object_over_caller(cands: list[Candidate]) -> None:
             hosts = {o.name.lower() for o in lead.objects if o.kind == "host"}
             if card_for(lead) is not card or not hosts & said or a.lead in b.chain:
                 continue
-            b.score = round(max(b.score, a.score) * 1.1, 3)
-            a.score = round(a.score * 0.5, 3)
-            b.supported = b.supported or a.supported
-            if a.explains is not None and (b.explains is None or a.explains_subject):
-                b.explains, b.explains_subject = a.explains, a.explains_subject
-            if b.relation in (links.SCOPE, links.UNRELATED) and a.relation != links.SCOPE:
-                b.relation = links.LINKED
-            b.chain.append(a.lead)
+            _origin_leads(b, a, max(b.score, a.score))
+
+
+def _origin_leads(b: Candidate, a: Candidate, base: float) -> None:
+    """``b``, the origin of what ``a`` reports, leads: it takes ``a``'s standing (score,
+    support, the symptom it explains, its link to the subject) and ``a`` joins its chain."""
+    b.score = round(base * 1.1, 3)
+    a.score = round(a.score * 0.5, 3)
+    b.supported = b.supported or a.supported
+    if a.explains is not None and (b.explains is None or a.explains_subject):
+        b.explains, b.explains_subject = a.explains, a.explains_subject
+    if b.relation in (links.SCOPE, links.UNRELATED) and a.relation != links.SCOPE:
+        b.relation = links.LINKED
+    if a.lead not in b.chain:
+        b.chain.append(a.lead)
 
 
 def served_by(
