@@ -60,6 +60,37 @@ def _errors() -> Fact:
     return fact(K.ERROR_RATE, "shop: 57 of 151 requests failed", "E1", service="shop", focus=True)
 
 
+def _client_cert_error(words: str, **extra: Any) -> Fact:
+    """The shop's log: a certificate problem with ``words`` as its line."""
+    return fact(
+        K.CONFIG_ERROR,
+        f'shop reports a configuration error, a certificate problem: "{words}"',
+        "E3",
+        service="shop",
+        focus=True,
+        reason="certificate",
+        count=40,
+        minutes=1,
+        **extra,
+    )
+
+
+def _expired_certificate(said: str = "") -> Fact:
+    """cert-manager's account: Certificate ``api-tls`` for ``api.shop.svc`` expired."""
+    return fact(
+        K.CONFIG_ERROR,
+        "Certificate `api-tls` (Secret `api-tls`, for api.shop.svc) expired at 06:00:00 "
+        f"(status.notAfter){said}",
+        "E7",
+        reason="certificate",
+        message="Certificate expired on Sat, 14 Mar 2026 06:00:00 UTC",
+        conclusive=True,
+        minutes=0,
+        subject=ObjRef(kind="Certificate", name="api-tls", namespace="shop"),
+        objects=[ObjRef(kind="host", name="api.shop.svc")],
+    )
+
+
 def test_a_service_that_routes_nowhere_but_that_nothing_calls_is_not_the_cause() -> None:
     unused = fact(
         K.SELECTOR_MISMATCH,
@@ -108,16 +139,9 @@ def test_the_failure_mode_names_what_the_evidence_says_vaguely() -> None:
     assert an.root_statement is not None
     assert "reports a full disk: " in an.root_statement
     assert "No space left on device" in an.root_statement
-    expired = fact(
-        K.CONFIG_ERROR,
-        'shop reports a configuration error, a certificate problem: "The SSL connection could '
-        'not be established … The remote certificate is invalid: NotTimeValid"',
-        "E3",
-        service="shop",
-        focus=True,
-        reason="certificate",
-        count=40,
-        minutes=1,
+    expired = _client_cert_error(
+        "The SSL connection could not be established … The remote certificate is invalid: "
+        "NotTimeValid"
     )
     an = judge([_errors(), expired])
     assert an.root_statement is not None
@@ -1067,30 +1091,11 @@ def test_an_expired_certificate_of_the_host_a_client_fails_on_leads_the_clients_
     """The client's handshake fails on an expired certificate of ``api.shop.svc``; the
     Certificate for that name says it expired and why it was not renewed: it leads, the
     client's error is how it reached the client."""
-    client = fact(
-        K.CONFIG_ERROR,
-        'shop reports a configuration error, a certificate problem: "GET https://api.shop.svc:8443'
-        '/token … The remote certificate is invalid: NotTimeValid"',
-        "E3",
-        service="shop",
-        focus=True,
-        reason="certificate",
-        count=40,
-        minutes=1,
+    client = _client_cert_error(
+        "GET https://api.shop.svc:8443/token … The remote certificate is invalid: NotTimeValid",
         subject=ObjRef(kind="app", name="shop"),
     )
-    obj = fact(
-        K.CONFIG_ERROR,
-        "Certificate `api-tls` (Secret `api-tls`, for api.shop.svc) expired at 06:00:00 "
-        "(status.notAfter); cert-manager cannot renew it: issuer secret not found",
-        "E7",
-        reason="certificate",
-        message="Certificate expired on Sat, 14 Mar 2026 06:00:00 UTC",
-        conclusive=True,
-        minutes=0,
-        subject=ObjRef(kind="Certificate", name="api-tls", namespace="shop"),
-        objects=[ObjRef(kind="host", name="api.shop.svc")],
-    )
+    obj = _expired_certificate("; cert-manager cannot renew it: issuer secret not found")
     an = judge([_errors(), client, obj])
     assert an.root is not None and an.root.lead is obj and client in an.root.chain
     assert an.root_statement is not None and "Certificate `api-tls`" in an.root_statement
@@ -1163,17 +1168,9 @@ def test_the_error_that_followed_is_quoted_from_the_clause_its_failure_mode_was_
         "verify certificate: x509: certificate has expired or is not yet valid: current time "
         "2026-12-01T00:00:41Z is after 2026-12-01T00:00:00Z"
     )
-    said = f'shop reports a configuration error, a certificate problem: "{words}"'
-    client = fact(K.CONFIG_ERROR, said,
-                  "E3", service="shop", focus=True, reason="certificate", count=40, minutes=1,
-                  quote=words, subject=ObjRef(kind="app", name="shop"),
-                  detail={"pattern": "upstream request failed"})  # fmt: skip
-    obj = fact(K.CONFIG_ERROR, "Certificate `api-tls` (Secret `api-tls`, for api.shop.svc) "
-               "expired at 06:00:00 (status.notAfter)", "E7", reason="certificate",
-               message="Certificate expired on Sat, 14 Mar 2026 06:00:00 UTC", conclusive=True,
-               minutes=0, subject=ObjRef(kind="Certificate", name="api-tls", namespace="shop"),
-               objects=[ObjRef(kind="host", name="api.shop.svc")])  # fmt: skip
-    an = judge([_errors(), client, obj])
+    client = _client_cert_error(words, quote=words, subject=ObjRef(kind="app", name="shop"),
+                                detail={"pattern": "upstream request failed"})  # fmt: skip
+    an = judge([_errors(), client, _expired_certificate()])
     assert an.root_statement is not None
     assert 'then an expired TLS certificate: "x509: certificate has expired' in an.root_statement
 

@@ -283,7 +283,8 @@ def build(
             score *= 0.4
         if c.detail.get("alone_on"):
             score *= 1.25  # the one obstacle that, removed, lets the pod run somewhere
-        cand.change = change_for(first_said(c, said), changes)
+        # (when it was first said matters only when a change could have set it off)
+        cand.change = change_for(first_said(c, said), changes) if changes else None
         if cand.change is not None:
             score *= 1.2
         best: tuple[float, str, RunbookDoc] | None = None

@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from opsmate.agent.observe.analyzers.metrics_nodes import node_signals
+from opsmate.agent.observe.analyzers.pods import limit_defaulted
 from opsmate.agent.observe.context import ObserveContext
 from opsmate.agent.observe.facts import Fact, FactKind, ObjRef
 from opsmate.agent.observe.registry import for_tools
@@ -157,6 +158,55 @@ def _raw(s: Series) -> dict[str, Any]:
     return s.model_dump(mode="json", by_alias=True)
 
 
+def _used_up(
+    ctx: ObserveContext,
+    query: str,
+    s: Series,
+    subject: ObjRef | None,
+    focus: bool,
+    terms: dict[str, Any],
+    *,
+    tag: str,
+    said: str,
+    time: datetime | None,
+    quote: str,
+    nothing_left: bool = False,
+) -> Fact:
+    """A resource used up (a ratio pinned at its maximum, what is left fallen to 0): about
+    the volume's claim when the series names one; a volume's inodes said as such."""
+    inodes = bool(_INODES.search(query))
+    claim = s.labels.get("persistentvolumeclaim")
+    if subject is None and claim:
+        subject = ObjRef(
+            kind="PersistentVolumeClaim", name=claim, namespace=s.labels.get("namespace")
+        )
+    lbl = ",".join(f"{k}={v}" for k, v in s.labels.items())
+    why = (
+        ": no free inodes left on the volume"
+        if inodes
+        else (": nothing left" if nothing_left else "")
+    )
+    return Fact(
+        key=f"metric:{query}:{lbl}:{tag}",
+        kind=FactKind.SATURATION,
+        severity="error",
+        statement=said + why,
+        evidence=[ctx.eid],
+        time=time,
+        quote=quote,
+        terms=list(terms)[:20],
+        focus=focus,
+        subject=subject,
+        reason="inodes_exhausted" if inodes else None,
+        detail={
+            "query": query,
+            "labels": s.labels,
+            "max": s.max.value if s.max else None,
+            "last": s.last.value if s.last else None,
+        },
+    )
+
+
 # what is left of a resource (a volume's free inodes, a filesystem's free files or bytes)
 _LEFT = re.compile(r"_(?:free|avail(?:able)?)(?:_bytes)?\b", re.I)
 
@@ -204,56 +254,25 @@ def metrics(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
             top = 1.0 if mx <= 1.5 else 100.0
             in_range = mx <= 1.01 if top == 1.0 else mx <= 100.5
             if in_range and mx >= 0.99 * top and last >= 0.95 * top:
-                inodes = bool(_INODES.search(query))
-                claim = s.labels.get("persistentvolumeclaim")
-                if subject is None and claim:
-                    ns = s.labels.get("namespace")
-                    subject = ObjRef(kind="PersistentVolumeClaim", name=claim, namespace=ns)
                 facts.append(
-                    Fact(
-                        key=f"metric:{query}:{lbl}:pinned",
-                        kind=FactKind.SATURATION,
-                        severity="error",
-                        statement=f"{what} is pinned at its maximum ({last}; max {mx} "
-                        f"at {hm(s.max.time if s.max else None)})"
-                        + (": no free inodes left on the volume" if inodes else ""),
-                        evidence=[ctx.eid],
-                        time=s.max.time if s.max else None,
-                        quote=f"{what} at {last}",
-                        terms=list(terms)[:20],
-                        focus=focus,
-                        subject=subject,
-                        reason="inodes_exhausted" if inodes else None,
-                        detail={"query": query, "labels": s.labels, "max": mx, "last": last},
+                    _used_up(
+                        ctx, query, s, subject, focus, terms, tag="pinned",
+                        said=f"{what} is pinned at its maximum ({last}; max {mx} "
+                        f"at {hm(s.max.time if s.max else None)})",
+                        time=s.max.time if s.max else None, quote=f"{what} at {last}",
                     )
-                )
+                )  # fmt: skip
                 continue
         ran_out = _ran_out(query, s, ratio_like)
         if ran_out is not None:
-            inodes = bool(_INODES.search(query))
-            claim = s.labels.get("persistentvolumeclaim")
-            if subject is None and claim:
-                subject = ObjRef(
-                    kind="PersistentVolumeClaim", name=claim, namespace=s.labels.get("namespace")
-                )
             facts.append(
-                Fact(
-                    key=f"metric:{query}:{lbl}:ran_out",
-                    kind=FactKind.SATURATION,
-                    severity="error",
-                    statement=f"{what} fell to 0 at {hm(ran_out)} (it was "
-                    f"{(s.max.value if s.max else 0):g})"
-                    + (": no free inodes left on the volume" if inodes else ": nothing left"),
-                    evidence=[ctx.eid],
-                    time=ran_out,
-                    quote=f"{what} at 0",
-                    terms=list(terms)[:20],
-                    focus=focus,
-                    subject=subject,
-                    reason="inodes_exhausted" if inodes else None,
-                    detail={"query": query, "labels": s.labels, "max": mx, "last": last},
+                _used_up(
+                    ctx, query, s, subject, focus, terms, tag="ran_out",
+                    said=f"{what} fell to 0 at {hm(ran_out)} (it was "
+                    f"{(s.max.value if s.max else 0):g})",
+                    time=ran_out, quote=f"{what} at 0", nothing_left=True,
                 )
-            )
+            )  # fmt: skip
             continue
         throttled = _throttled(query, s) if ratio_like else None
         if throttled is not None:
@@ -395,8 +414,6 @@ _THROTTLED = re.compile(r"cfs_throttled_periods", re.I)
 def _cpu_limit(ctx: ObserveContext, s: Series, query: str) -> str:
     """`` of 500m, one the namespace's LimitRange set ...`` for a throttled container whose
     pod was read: its limit, and whether the LimitRanger filled it in at admission."""
-    from opsmate.agent.observe.analyzers.pods import limit_defaulted
-
     name = s.labels.get("pod")
     container = s.labels.get("container") or next(
         iter(re.findall(r'container="([^"]+)"', query)), None
