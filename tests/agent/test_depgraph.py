@@ -278,6 +278,17 @@ def test_a_switch_under_an_address_named_key_names_no_host() -> None:
     assert len(said) == 1 and "REPLICA_HOST=db-ro" in said[0] and "`false`" not in said[0]
 
 
+def test_a_telemetry_service_name_is_not_an_address() -> None:
+    from opsmate.agent.observe.analyzers.k8s_env_hosts import unknown_service_hosts
+    from opsmate.agent.observe.context import ObserveContext
+
+    web = pod("web", "10.0.0.8", {"DD_SERVICE": "shop-web", "CART_SERVICE": "cart"})
+    g = objects(("Pod", web))
+    g.add_listing("Service", [service("web", "web", "10.96.0.8")], "E5", namespace="shop")
+    said = [f.statement for f in unknown_service_hosts(ObserveContext(graph=g))]
+    assert len(said) == 1 and "CART_SERVICE=cart" in said[0]  # the address is still checked
+
+
 def test_a_question_about_a_host_in_a_named_namespace_scopes_that_namespace() -> None:
     subject = Subject(hosts=["assets.example.test"], namespace="shop")
     mine = _err("ldap-sync", "ldap-sync logged 1 error", "E1")

@@ -636,3 +636,26 @@ def test_what_a_container_ended_with_is_named_by_the_failure_mode_it_shows() -> 
     an = judge([crash, ended], WEB)
     assert an.root is not None and an.root.lead is ended
     assert "because a container command that cannot start: pod web-1" in an.root_statement
+
+
+def test_a_report_without_a_root_cause_lists_one_candidate_per_failure_mode_and_object() -> None:
+    from opsmate.agent.judge.analysis import _hypotheses
+    from opsmate.agent.judge.candidates import Candidate
+
+    now = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
+    web = ObjRef(kind="app", name="web")
+
+    def err(key: str, text: str, who: ObjRef = web) -> Fact:
+        return Fact(key=key, statement=text, kind=FactKind.LOG_ERROR, severity="error",
+                    service=who.name, subject=who, time=now, evidence=[f"E{len(key)}"])  # fmt: skip
+
+    same = [err(f"k{i}", f"web logged: item {i} not found") for i in range(4)]
+    other = err("db", "db logged: disk full", ObjRef(kind="app", name="db"))
+    old = ObjRef(kind="app", name="worker")
+    gone = Candidate(lead=err("old", "worker logged: an old restart", old), relation="self")
+    gone.superseded_by = "a later pod"
+    cands = [gone, *(Candidate(lead=f, relation="self") for f in same), Candidate(other, "self")]
+    hyps = _hypotheses(cands, None, [], now)
+    statements = [h.statement for h in hyps]
+    assert statements[:2] == ["web logged: item 0 not found", "db logged: disk full"]
+    assert [h.status for h in hyps] == ["open", "open", "refuted"]  # ruled out comes last

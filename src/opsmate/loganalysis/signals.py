@@ -290,6 +290,9 @@ ADDRESS_SETTING = re.compile(
     r"|UPSTREAM|BACKEND|TARGET)S?$",
     re.I,
 )
+# settings whose name ends like an address but whose value is the workload's own name in
+# telemetry (Datadog's unified service tagging): never a host to resolve
+SERVICE_NAME_SETTINGS = frozenset({"DD_SERVICE", "DD_ENV", "DD_VERSION"})
 # values such a setting may take that name no host: a switch ("SYSLOG_HOSTNAME=false"), a
 # placeholder, the pod itself
 NOT_A_HOST = frozenset(

@@ -490,6 +490,27 @@ def _supported(
     return len(own) >= 2
 
 
+def _distinct(hyps: list[Hypothesis], cands: list[Candidate]) -> list[Hypothesis]:
+    """What is still possible first, then one hypothesis per failure mode and object: the
+    same error logged with different values (four keys of one counter, three titles "not
+    found") is one candidate, so the ranked list of a report without a root cause leaves
+    room for the next explanation."""
+    marks = {}
+    for c in cands:
+        who = c.lead.subject.key() if c.lead.subject else (c.lead.service or c.key)
+        marks[c.key] = (card_for(c.lead).id, who)
+    seen: set[tuple[str, str]] = set()
+    out: list[Hypothesis] = []
+    for h in sorted(hyps, key=lambda h: h.status == "refuted"):
+        mark = marks.get(h.key)
+        if mark is not None and mark in seen:
+            continue
+        if mark is not None:
+            seen.add(mark)
+        out.append(h)
+    return out
+
+
 def _hypotheses(
     cands: list[Candidate],
     root: Candidate | None,
@@ -501,7 +522,7 @@ def _hypotheses(
     out: list[Hypothesis] = []
     confirmed = 0
     cutoff = onset - timedelta(minutes=15) if onset else None
-    for c in cands[:6]:
+    for c in cands[:6] if root is not None else cands:
         status, why = "open", ""
         if c is root:
             status = "confirmed"
@@ -549,6 +570,8 @@ def _hypotheses(
                 failure_mode=card_for(c.lead).id,
             )
         )
+    if root is None:
+        out = _distinct(out, cands)[:6]
     if root is not None:
         # what else shows the root cause on the same object (its crash loop, its OOM kills):
         # confirmed findings of their own, listed with it rather than only among the facts
@@ -593,6 +616,8 @@ def _hypotheses(
                     why="a symptom, not a cause",
                 )
             )
+    # what is still possible before what was ruled out (a reader takes the first three)
+    out.sort(key=lambda h: h.status == "refuted")
     return out
 
 

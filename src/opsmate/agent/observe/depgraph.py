@@ -28,7 +28,12 @@ from dataclasses import dataclass, field
 
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.graph import ObjectGraph
-from opsmate.loganalysis.signals import ADDRESS_SETTING, NOT_A_HOST, SOURCE_FILE
+from opsmate.loganalysis.signals import (
+    ADDRESS_SETTING,
+    NOT_A_HOST,
+    SERVICE_NAME_SETTINGS,
+    SOURCE_FILE,
+)
 from opsmate.records.k8s import Container, Pod, Volume
 
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://(?:[^@/\s\"']+@)?([a-z0-9][a-z0-9.-]*)(?::(\d+))?", re.I)
@@ -374,6 +379,7 @@ def build(graph: ObjectGraph, facts: Iterable[Fact] = ()) -> DependencyGraph:
                     not named
                     and env.name
                     and ADDRESS_SETTING.search(env.name)
+                    and env.name.upper() not in SERVICE_NAME_SETTINGS
                     and _BARE_HOST.match(val)
                     and val.strip().lower() not in NOT_A_HOST
                 ):

@@ -19,7 +19,7 @@ from opsmate.agent.observe.depgraph import hosts_in, workload_of
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.facts import FactKind as K
 from opsmate.agent.observe.registry import over_graph
-from opsmate.loganalysis.signals import ADDRESS_SETTING, NOT_A_HOST
+from opsmate.loganalysis.signals import ADDRESS_SETTING, NOT_A_HOST, SERVICE_NAME_SETTINGS
 from opsmate.records.k8s_objects import Service
 
 _LABEL = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
@@ -60,6 +60,8 @@ def unknown_service_hosts(ctx: ObserveContext) -> list[Fact]:
             for env in c.env:
                 if not env.value or env.value_hidden or not env.name:
                     continue
+                if env.name.upper() in SERVICE_NAME_SETTINGS:
+                    continue  # a name the workload reports itself under, not an address
                 hosts = [h for h, _ in hosts_in(env.value)]
                 if not hosts and ADDRESS_SETTING.search(env.name) and not _not_a_host(env.value):
                     hosts = [env.value.strip()]
