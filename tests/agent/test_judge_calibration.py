@@ -894,9 +894,18 @@ def test_a_failing_call_that_names_nothing_and_has_no_why_is_a_lead_not_a_findin
                                         "key": "named"})  # fmt: skip
     from opsmate.agent.judge.analysis import _nameless_effect
     from opsmate.agent.judge.candidates import Candidate
+    from opsmate.agent.observe.depgraph import build
 
-    assert _nameless_effect(Candidate(lead=nameless, relation="subject"))
-    assert not _nameless_effect(Candidate(lead=named, relation="subject"))  # says what failed
+    dg = build(ObjectGraph())
+    assert _nameless_effect(Candidate(lead=nameless, relation="subject"), dg)
+    assert not _nameless_effect(Candidate(lead=named, relation="subject"), dg)  # what failed
+    # a logger, a class and a thread are words with dots and dashes, not a dependency
+    java = nameless.model_copy(update={"quote": "[http-nio-8080-exec-3] c.e.shop.web.Orders"
+                                       "Controller : Order placement failed for order-created",
+                                       "key": "java"})  # fmt: skip
+    assert _nameless_effect(Candidate(lead=java, relation="subject"), dg)
+    an = judge([errors, java])
+    assert an.root is None
 
 
 def test_a_rollout_whose_change_is_unknown_and_nothing_failing_after_it_is_a_lead() -> None:

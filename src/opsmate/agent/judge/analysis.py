@@ -234,7 +234,7 @@ def analyse(
         root = None  # a bare error line beside a routing fault that may be behind it
     if root is not None and _bare_release(root, cands):
         root = None  # a new image and trouble after it: a lead, not a finding
-    if root is not None and _nameless_effect(root):
+    if root is not None and _nameless_effect(root, dg):
         root = None  # "a dependency failed", no why and no name: a lead, not a finding
     over = _over(state, facts, root) if root is not None else None
     if over is not None:
@@ -284,7 +284,7 @@ def _effect_without_why(c: Candidate) -> bool:
     return card_for(c.lead).needs_deeper and not c.chain
 
 
-def _nameless_effect(root: Candidate) -> bool:
+def _nameless_effect(root: Candidate, dg: depgraph.DependencyGraph) -> bool:
     """A root that is an effect (its card needs a why: a failing call, a probe timing out)
     with no deeper cause found and naming nothing: "web reports a failing dependency" says
     something failed, not what — the report stays partial."""
@@ -293,7 +293,9 @@ def _nameless_effect(root: Candidate) -> bool:
         return False
     if lead.kind == K.PROBE_FAILURE or (lead.subject and lead.subject.kind == "Pod"):
         return False  # a pod's own effect names its pod
-    return not links.named_in(lead) and not any(
+    own = depgraph.fact_component(dg, lead)
+    names = {dg.resolve(n) for n in links.named_in(lead)}
+    return not (names - {None, own}) and not any(
         o.kind in ("host", "Service", "app") for o in lead.objects
     )
 
