@@ -401,3 +401,21 @@ def test_an_address_in_a_config_file_a_configmap_volume_mounts_is_a_dependency()
     )
     deps = {e.dst: e.via for e in build(g).depends_on("order-rpc")}
     assert deps["travel"].startswith("ConfigMap setting order.yaml:Target=")
+
+
+def test_what_serves_the_host_asked_about_is_the_subject() -> None:
+    ing = Ingress(
+        name="viewer",
+        namespace="shop",
+        rules=[IngressBackend(host="bots.example.com", path="/", service="viewer")],
+    )
+    svc = service("viewer", "viewer", "10.96.0.8")
+    g = objects(("Pod", pod("viewer", "10.0.0.8")), ("Pod", pod("builder", "10.0.0.9")),
+                ("Service", svc), ("Ingress", ing))  # fmt: skip
+    dg = build(g)
+    subject = Subject(namespace="shop", hosts=["bots.example.com"])
+    about = ObjRef(kind="Service", name="viewer", namespace="shop")
+    f = Fact(key="s", statement="Service viewer selects no pod", subject=about)
+    other = Fact(key="o", statement="builder logged", subject=ObjRef(kind="app", name="builder"))
+    assert links.relation(f, subject, g, set(), [], dg=dg) == links.SUBJECT
+    assert links.relation(other, subject, g, set(), [], dg=dg) != links.SUBJECT

@@ -99,3 +99,20 @@ def test_a_name_whose_dashboards_look_fine_is_not_the_subject() -> None:
     # its web front end works: the front end is healthy, not the whole application
     web = said_healthy("agents stopped running, although the Huginn web UI works fine")
     assert "huginn-web" in web and "huginn" not in web
+
+
+def test_a_status_reason_phrase_names_no_object_and_a_guess_is_not_the_symptom() -> None:
+    from opsmate.agent.intake.names import detect_subject, detect_symptom
+    from opsmate.agent.intake.question import said_healthy
+    from opsmate.agent.observe.facts import FactKind
+
+    q = (
+        "Our chatbots on bots.example.com answer '503 Service Temporarily Unavailable' since "
+        "10:20, while the builder still works. Are the viewer pods crashing after the upgrade?"
+    )
+    s = detect_subject(q)
+    assert s.names == [] and s.kind is None  # "Service Temporarily" is HTTP's, not a Service
+    assert s.hosts == ["bots.example.com"]
+    assert detect_symptom(q) == FactKind.ERROR_RATE  # the 503 seen, not the crash guessed
+    assert detect_symptom("Is the checkout pod crashing?") == FactKind.CRASH_LOOP  # all it says
+    assert said_healthy(q) == {"builder"}

@@ -401,3 +401,27 @@ def test_a_refused_route_reads_its_shared_gateway_and_its_namespace() -> None:
         ("get_object", {"kind": "Gateway", "name": "shared-gw", "namespace": "gw"}),
         ("get_object", {"kind": "Namespace", "name": NS}),
     ]
+
+
+def test_an_alert_about_a_pod_in_a_namespace_not_read_reads_its_pods_and_events() -> None:
+    from opsmate.agent.observe.analyzers.metrics import alerts
+    from opsmate.agent.observe.context import ObserveContext
+
+    firing = result(
+        "list_alerts",
+        {"alerts": [{"name": "KubePodCrashLooping", "state": "firing",
+                     "labels": {"namespace": "kafka", "pod": "broker-2", "severity": "warning"},
+                     "active_at": "2026-05-20T08:47:00Z"}]},
+    )  # fmt: skip
+    (fact,) = alerts(firing, ObserveContext())
+    assert ObjRef(kind="Pod", name="broker-2", namespace="kafka") in fact.objects
+    propose = rule("alerted_namespace").fact_fn
+    assert propose is not None
+    checks = list(propose(fact, rctx()))
+    assert [(c.tool, c.args) for c in checks] == [
+        ("list_pods", {"namespace": "kafka"}),
+        ("get_events", {"namespace": "kafka"}),
+    ]
+    g = ObjectGraph()
+    g.add_listing("Pod", [], "E1", namespace="kafka")
+    assert list(propose(fact, rctx(graph=g))) == []  # its pods were read already

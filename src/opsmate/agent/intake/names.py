@@ -111,9 +111,12 @@ def namespace_candidates(text: str) -> list[str]:
 def detect_symptom(text: str) -> FactKind | None:
     """The symptom a question reports, if it says one."""
     said = _NEGATED.sub(" ", text)  # "no errors are reported" reports no errors
-    for pat, kind in _SYMPTOMS:
-        if pat.search(said):
-            return kind
+    # what a guess asks ("are the viewer pods crashing after the upgrade?") is not what was
+    # seen, unless the question says nothing else
+    for text_ in (_GUESS.sub(" ", said.lower()), said):
+        for pat, kind in _SYMPTOMS:
+            if pat.search(text_):
+                return kind
     return None
 
 
@@ -122,6 +125,13 @@ _NEGATED = re.compile(
     r"|restarts?)\b|\b(?:doesn'?t|does not|didn'?t|did not|isn'?t|is not)\s+(?:\w+\s+)?"
     r"(?:crash\w*|fail\w*|error\w*|restart\w*)",
     re.I,
+)
+
+
+# the reason phrases servers and proxies answer with (RFC 9110, nginx's and Envoy's words)
+_REASON_PHRASE = re.compile(
+    r"\b(?:[45]\d\d\s+)?(?:service (?:temporarily )?unavailable|bad gateway|gateway time-?out"
+    r"|internal server error|upstream connect error)\b"
 )
 
 
@@ -141,7 +151,8 @@ def detect_subject(
     kind: str | None = None
     kind_name: str | None = None  # the name the kind word was said with
     kind_pos = 10**9
-    low = text.lower()
+    # an HTTP status's reason phrase names no object ("503 Service Temporarily Unavailable")
+    low = _REASON_PHRASE.sub(lambda m: " " * len(m.group(0)), text.lower())
     for m in _KIND_THEN_NAME.finditer(low):
         name = m.group(2)
         if name in skip or name in _KINDS or _is_ns_phrase(low, m.end(2)):

@@ -367,7 +367,7 @@ def _word_iter(low: str, word: str) -> Iterable[int]:
 
 _HEALTHY = re.compile(
     r"([a-z0-9][a-z0-9-]*[a-z0-9])((?:\s+(?:page|service|pod|pods|all|itself|api|dashboards?|"
-    r"metrics|graphs?|panels?|side|status|web|ui|frontend))*)\s+(?:(?:is|are|looks?|"
+    r"metrics|graphs?|panels?|side|status|web|ui|frontend))*)(?:\s+(?:still|also))?\s+(?:(?:is|are|looks?|"
     r"seems?|appears?)\s+(?:to be\s+)?(?:healthy|fine|ok|okay|up|working|normal|green"
     r"|not the problem)|works(?: fine)?|itself works)\b",
     re.I,

@@ -166,7 +166,7 @@ def analyse(
         c.ended = _before_window(c.lead, wf)
         # what the walk reached counts, unless it was over before the window asked about
         c.supported = (c is added and not c.ended) or _supported(c, onset, wf)
-        if c.lead.reason in links.ROUTING and not _asked_about(c.lead, subject):
+        if c.lead.reason in links.ROUTING and not _asked_about(c.lead, subject, c.relation):
             # a Service that routes nowhere explains calls that fail to reach it, and only
             # those: without a caller failing on it, it is a latent misconfiguration
             comp = depgraph.fact_component(dg, c.lead)
@@ -652,6 +652,9 @@ def _missing(state: TaskState, cands: list[Candidate], mine: list[Fact]) -> str:
     return "the signals found are symptoms or context, without a failure reason that explains them"
 
 
-def _asked_about(f: Fact, subject: Subject) -> bool:
-    """Whether the question names the very object the fact is about."""
+def _asked_about(f: Fact, subject: Subject, relation: str = "") -> bool:
+    """Whether the question names the very object the fact is about (or asks about a host
+    and the fact is about what serves it)."""
+    if subject.hosts and not subject.names and relation == links.SUBJECT:
+        return True
     return f.subject is not None and (f.subject.name or "").lower() in subject.names

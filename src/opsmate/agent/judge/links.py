@@ -149,6 +149,11 @@ def relation(
         return SCOPE if subject.in_namespace(_ns(f)) else UNRELATED
     if f.focus or any(subject.matches(n) for n in _named(f)):
         return SUBJECT
+    if dg is not None and subject.hosts and not subject.names:
+        # a question about a host: what serves it (its Ingress's backend) is the subject
+        served = {c for h in subject.hosts if (c := dg.component(h))}
+        if served and fact_component(dg, f) in served:
+            return SUBJECT
     if reach and dg is not None:
         comp = fact_component(dg, f)
         if comp is not None and comp in reach:

@@ -148,8 +148,13 @@ class Steps:
         seen += [s for s in self.state.constraints.services]
         found = names_mentioned(self.state.questions[0], seen)
         # said only as a guess, or said to be healthy ("the web UI works fine"): not the subject
-        suspects = Subject(names=[*subject.suspects, *said_healthy(self.state.questions[0])])
-        found = [n for n in not_guessed(found, subject.suspects) if not suspects.matches(n)]
+        healthy = said_healthy(self.state.questions[0])
+        suspects = Subject(names=[*subject.suspects, *healthy])
+        found = [
+            n
+            for n in not_guessed(found, subject.suspects)
+            if not suspects.matches(n) and not healthy & set(n.split("-"))
+        ]
         if found:
             subject.names.extend(found)
             self.notes.append(f"the question's subject read as {', '.join(found)}")

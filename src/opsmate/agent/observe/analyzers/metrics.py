@@ -522,6 +522,12 @@ def alerts(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
             continue
         app = a.labels.get("service") or a.labels.get("app") or a.labels.get("job")
         summary = a.annotations.get("summary") or a.annotations.get("description") or ""
+        ns = a.labels.get("namespace")
+        named = [
+            ObjRef(kind=kind, name=a.labels[label], namespace=ns)
+            for label, kind in _ALERT_OBJECTS
+            if a.labels.get(label)
+        ]
         facts.append(
             Fact(
                 key=f"alert:{name}",
@@ -536,12 +542,26 @@ def alerts(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
                 terms=[str(name).lower()],
                 focus=ctx.is_focus(app, a.labels.get("pod"), a.labels.get("deployment")),
                 subject=ObjRef(kind="app", name=app) if app else None,
+                objects=named,
                 reason=str(name),
                 message=summary or None,
                 detail={"labels": a.labels},
             )
         )
     return facts
+
+
+# the labels kube-prometheus' alerts name their objects by (KubePodCrashLooping's pod,
+# KubePersistentVolumeFillingUp's claim)
+_ALERT_OBJECTS = (
+    ("pod", "Pod"),
+    ("persistentvolumeclaim", "PersistentVolumeClaim"),
+    ("statefulset", "StatefulSet"),
+    ("deployment", "Deployment"),
+    ("daemonset", "DaemonSet"),
+    ("job_name", "Job"),
+    ("node", "Node"),
+)
 
 
 def _labels(labels: dict[str, str]) -> str:

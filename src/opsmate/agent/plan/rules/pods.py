@@ -2,7 +2,9 @@
 
 - an OOM-killed container: its memory use against its limit (metrics);
 - a crash-looping or exiting container: its log, previous instance first (its last words);
-- a pod that cannot be scheduled or was evicted: the nodes' conditions.
+- a pod that cannot be scheduled or was evicted: the nodes' conditions;
+- an alert firing about a pod or a claim in a namespace not read yet: that namespace's pods
+  and events (the alert is where the trouble of a dependency elsewhere shows first).
 """
 
 from __future__ import annotations
@@ -75,3 +77,24 @@ def node_events_of_restarts(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
         )
         for n in nodes[:2]
     ]
+
+
+_ALERTED = ("Pod", "PersistentVolumeClaim", "StatefulSet", "Deployment", "DaemonSet", "Job")
+
+
+@fact_rule("alerted_namespace", Tier.FOLLOW, K.ALERT)
+def alerted_namespace(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
+    """An alert firing about a workload's pod or claim in a namespace whose pods were not
+    listed: that namespace's pods and warning events (what the alert is about, read)."""
+    if "list_pods" not in ctx.tools:
+        return []
+    spaces = [o.namespace for o in fact.objects if o.kind in _ALERTED and o.namespace]
+    out: list[Check] = []
+    for ns in list(dict.fromkeys(spaces))[:1]:
+        if ctx.graph.listed("Pod", ns):
+            continue
+        why = f"alert {fact.reason} is about namespace {ns}"
+        out.append(Check("list_pods", {"namespace": ns}, f"{why}: its pods"))
+        if "get_events" in ctx.tools:
+            out.append(Check("get_events", {"namespace": ns}, f"{why}: its warning events"))
+    return out
