@@ -419,3 +419,30 @@ def test_what_serves_the_host_asked_about_is_the_subject() -> None:
     other = Fact(key="o", statement="builder logged", subject=ObjRef(kind="app", name="builder"))
     assert links.relation(f, subject, g, set(), [], dg=dg) == links.SUBJECT
     assert links.relation(other, subject, g, set(), [], dg=dg) != links.SUBJECT
+
+
+def test_a_full_pool_gives_way_to_the_dependency_it_waits_on_being_down() -> None:
+    from opsmate.agent.judge.candidates import Candidate
+    from opsmate.agent.judge.chains import callee_under_pool
+
+    g = objects(("Pod", pod("shop", "10.0.0.8")), ("Service", service("db", "db", "10.96.0.9")))
+    dg = build(g)
+    shop = ObjRef(kind="app", name="shop")
+    pool = Fact(key="p", statement="shop reports that a connection pool is exhausted",
+                kind=FactKind.SATURATION, reason="pool_exhausted", service="shop", subject=shop,
+                quote="HikariPool-1 - Connection is not available, request timed out")  # fmt: skip
+    call = Fact(key="c", statement="shop cannot reach db:5432 (connection refused)",
+                kind=FactKind.DEPENDENCY_FAILURE, reason="refused", service="shop",
+                subject=shop, quote="Connection to db:5432 refused",
+                objects=[ObjRef(kind="host", name="db")])  # fmt: skip
+    down = Fact(key="d", statement="StatefulSet `db` is scaled to 0 replicas",
+                kind=FactKind.MISCONFIGURATION, reason="ScaledToZero",
+                subject=ObjRef(kind="Service", name="db", namespace="shop"))  # fmt: skip
+    a = Candidate(lead=pool, relation="subject", score=18.0, supported=True)
+    c = Candidate(lead=call, relation="subject", score=3.0, supported=True)
+    b = Candidate(lead=down, relation="linked", score=6.0, supported=True, conclusive=True)
+    callee_under_pool([a, c, b], dg)
+    assert b.score > a.score and pool in b.chain and call in b.chain
+    quiet = Candidate(lead=down, relation="linked", score=6.0, supported=True, conclusive=True)
+    callee_under_pool([Candidate(lead=pool, relation="subject", score=18.0), quiet], dg)
+    assert quiet.score == 6.0  # no failing call to it from the pool's client: no link

@@ -142,6 +142,7 @@ def analyse(
     chains.sole_error(cands)
     chains.origin_over_echo(cands, dg)
     chains.object_over_caller(cands)
+    chains.callee_under_pool(cands, dg)
     chains.served_by(cands, graph, dg, subject.namespace)
     starts = {comp for n in [*subject.names, *services] if (comp := dg.component(n))}
     if not starts and subject.empty():

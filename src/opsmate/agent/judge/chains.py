@@ -514,6 +514,41 @@ def origin_over_echo(cands: list[Candidate], dg: DependencyGraph) -> None:
             _origin_leads(b, a, a.score)
 
 
+_OWN_ACCOUNT = (K.MISCONFIGURATION, K.CRASH_LOOP, K.NOT_READY, K.OOM_KILLED)
+
+
+def callee_under_pool(cands: list[Candidate], dg: DependencyGraph) -> None:
+    """A client's pool that fills (trait WAITS) while the same client's calls to a
+    dependency fail at connect, and that dependency's own account of being down (scaled to
+    zero, crash-looping, not ready): the dependency's account leads; the failing call and the
+    full pool say how it reached the client."""
+    for a in cands:
+        if not card_for(a.lead).has(Trait.WAITS) or a.relation in links.NOT_A_CAUSE:
+            continue
+        own = fact_component(dg, a.lead)
+        calls = [
+            c
+            for c in cands
+            if c.lead.kind == K.DEPENDENCY_FAILURE
+            and c.lead.reason in ("refused", "unavailable", "timeout")
+            and own is not None
+            and fact_component(dg, c.lead) == own
+        ]
+        targets = {t for c in calls for n in links.named_in(c.lead) if (t := dg.resolve(n))}
+        targets.discard(own)
+        for b in cands:
+            if b is a or not b.conclusive or b.lead.kind not in _OWN_ACCOUNT:
+                continue
+            if fact_component(dg, b.lead) not in targets or a.lead in b.chain:
+                continue
+            _origin_leads(b, a, max(a.score, b.score))
+            for c in calls:
+                if c.lead not in b.chain:
+                    b.chain.append(c.lead)
+                c.score = round(c.score * 0.5, 3)
+            break
+
+
 def object_over_caller(cands: list[Candidate]) -> None:
     """A caller's error and an object's own account of the same failure mode for a name the
     caller's error names (a client's handshake failing on an expired certificate of

@@ -50,6 +50,8 @@ class Trait(StrEnum):
     # a connection or request limit)
     CLOCK = "clock"  # set off by time (a clock that drifted, a validity that ran out), not
     # by a rollout or a configuration edit: only an injected fault is its trigger
+    WAITS = "waits"  # a client-side limit that fills when what it calls does not answer (a
+    # connection pool): a failure of the callee's own, beside a failing call to it, is its why
     EVICTS = "evicts"  # the system removed the pod (preemption): what its replacement then
     # suffers (cannot be scheduled) follows from it
 

@@ -266,6 +266,7 @@ CARDS = (
         example=("pool_exhausted", "could not acquire connection from pool after 30s"),
         # what holds the connections: statements queued behind a lock on the database
         deeper_cards=("db-lock-contention", "db-lock-contention-warning"),
+        traits=frozenset({Trait.CASCADE, Trait.WAITS}),
         reads=(
             read(
                 "search_logs",
