@@ -288,8 +288,11 @@ def test_questions_that_doubt_the_trouble_still_holds_are_asked_about_recovery()
               "it auto-resolved at 10:21. do we need to open an incident?",
               "the alert fired at 14:02. Are payments still failing, and what broke?"):  # fmt: skip
         assert _RECOVERY.search(q), q
-    for q in ("why is checkout returning 500s since 10:00?", "orders-api is slow, why?"):
-        assert not _RECOVERY.search(q), q
+    for q in ("why is checkout returning 500s since 10:00?", "orders-api is slow, why?",
+              "saves hang since 11:15. We upgraded to 14.0 - is the new version broken?",
+              "orders stay pending since 13:50. Is the Kafka cluster down again?"):  # fmt: skip
+        assert not _RECOVERY.search(q), q  # a guess at a change or a recurrence
+    assert _RECOVERY.search("a few errors at 11:05. Is the shop broken right now?")
 
 
 def test_a_preemption_leads_the_scheduling_failure_of_its_replacement() -> None:

@@ -378,7 +378,10 @@ _RECOVERY = re.compile(
     r"|still (?:broken|failing|down)\?"
     r"|\b(?:is|are)\b[^.?!]{0,40}\bstill (?:broken|failing|down|erroring|happening)\b"
     r"|(?:looks?|is|are|seems?) (?:fine|ok|okay|green|healthy|up|back) now"
-    r"|(?:is|are) (?:the |our )?[\w-]+(?: \w+)? (?:broken|down)\b[^.?]*\?"
+    # "is the shop broken?" asks whether it still is; "is the new version broken?" and "is
+    # the cluster down again?" guess at a cause (a change, a recurrence)
+    r"|(?:is|are) (?:the |our )?(?!new\b|latest\b)[\w-]+(?: \w+)? (?:broken|down)\b(?! again)"
+    r"[^.?]*\?"
     r"|do (?:i|we) need to (?:wake|page|do anything|fix|open an incident)",
     re.I,
 )
