@@ -1113,6 +1113,26 @@ def test_an_expired_certificate_of_the_host_a_client_fails_on_leads_the_clients_
     assert an.root_statement is not None and "Certificate `api-tls`" in an.root_statement
 
 
+def test_why_a_certificate_was_not_renewed_leads_its_expiry() -> None:
+    """cert-manager keeps failing the ACME challenge for the name the expired Certificate
+    covers: that failure is why it expired — it leads, and the expiry follows, said."""
+    client = _client_cert_error("GET https://api.shop.svc:8443/token: x509: certificate has "
+                                "expired or is not yet valid",
+                                subject=ObjRef(kind="app", name="shop"))  # fmt: skip
+    acme = fact(K.LOG_ERROR, 'cert-manager logged 14 errors "err=while attempting to find '
+                'Zones for domain _acme-challenge.api.shop.svc.: Cloudflare API: Invalid '
+                'access token"', "E9", service="cert-manager", reason=None, count=14,
+                minutes=-20, quote="while attempting to find Zones for domain "
+                "_acme-challenge.api.shop.svc.: Cloudflare API: Invalid access token")  # fmt: skip
+    an = judge([_errors(), client, _expired_certificate(), acme])
+    assert an.root is not None and an.root.lead is acme
+    assert an.root_statement is not None and "then Certificate `api-tls`" in an.root_statement
+    other = acme.model_copy(update={"quote": "… for domain _acme-challenge.blog.example.",
+                                    "key": "other"})  # fmt: skip
+    an = judge([_errors(), client, _expired_certificate(), other])
+    assert an.root is not None and an.root.lead is not other  # another name: no link
+
+
 def test_an_autoscaler_at_its_maximum_is_a_cause_only_when_the_load_it_holds_back_shows() -> None:
     """Pinned at maxReplicas while nothing waits or fails (an alert that says just that):
     capacity to review, not the answer; with requests timing out, it is the cause."""

@@ -617,3 +617,20 @@ def test_a_container_throttled_at_a_limit_its_namespace_set_since_its_pod_began(
     assert "throttled at its CPU limit of 500m, a limit the namespace's LimitRange set" in (
         f.statement
     )
+
+
+def test_a_replica_whose_lag_rises_serves_stale_reads() -> None:
+    """A replication-lag gauge that rises from nothing past half a minute: that replica is
+    behind its primary (the card says reads from it miss recent writes); one that stays low
+    says nothing."""
+    from opsmate.agent.kinds import card_for
+
+    q = 'mongodb_mongod_replset_member_replication_lag{namespace="app"}'
+    behind = {"name": "mongodb-2.mongodb-headless.app.svc.cluster.local:27017"}
+    steady = {"name": "mongodb-1.mongodb-headless.app.svc.cluster.local:27017"}
+    facts = metric_facts(q, [(behind, [0.0, 0.0, 1.0, 40.0, 180.0, 420.0, 400.0, 390.0]),
+                             (steady, [0.0, 1.0, 0.0, 2.0, 1.0, 0.0, 1.0, 0.0])])  # fmt: skip
+    lagging = [f for f in facts if f.reason == "replication_lag"]
+    assert len(lagging) == 1 and lagging[0].subject == ObjRef(kind="Pod", name="mongodb-2")
+    assert "420 s" in lagging[0].statement and card_for(lagging[0]).id == "replica-lag"
+    assert card_for(lagging[0]).conclusive

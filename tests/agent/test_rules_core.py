@@ -648,3 +648,15 @@ def test_an_ingress_with_an_address_is_served_its_class_is_not_read() -> None:
     assert all(c.args.get("kind") != "IngressClass" for c in served)
     unserved = result_checks("ingress_references", listing([]), rctx())
     assert ("list_objects", {"kind": "IngressClass"}) in [(c.tool, c.args) for c in unserved]
+
+
+def test_each_candidate_cards_most_telling_read_comes_before_the_generic_series() -> None:
+    state = TaskState(goal="q", questions=["items disappear and reappear a few minutes later"],
+                      subject=Subject(names=["ledger"]))  # fmt: skip
+    planner = Planner(state, tools=ALL_TOOLS)
+    baseline(state, planner, NS)
+    lag = [p for p in state.pending if "replication_lag" in str(p.args.get("query", ""))]
+    assert lag and lag[0].priority == int(Tier.SURVEY) + 4
+    assert not lag[0].essential
+    later = [p for p in state.pending if "symptom fits" in p.reason and p not in lag[:1]]
+    assert all(p.priority > int(Tier.SURVEY) + 4 for p in later)

@@ -143,6 +143,7 @@ def analyse(
     chains.origin_over_echo(cands, dg)
     chains.object_over_caller(cands)
     chains.callee_under_pool(cands, dg)
+    chains.deeper_for_named_host(cands)
     chains.served_by(cands, graph, dg, subject.namespace)
     starts = {comp for n in [*subject.names, *services] if (comp := dg.component(n))}
     if not starts and subject.empty():

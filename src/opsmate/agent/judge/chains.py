@@ -549,6 +549,26 @@ def callee_under_pool(cands: list[Candidate], dg: DependencyGraph) -> None:
             break
 
 
+def deeper_for_named_host(cands: list[Candidate]) -> None:
+    """An object's failure (a Certificate past its expiry for ``notes.example.net``) and a
+    failure its card names as deeper (``deeper_cards``: the ACME challenge cert-manager keeps
+    failing) whose words name a host the object covers (``_acme-challenge.notes.example.net``):
+    the deeper failure leads, the object's failure follows it — why it happened, then what."""
+    for b in cands:
+        deeper = card_for(b.lead).deeper_cards
+        hosts = {o.name.lower() for o in b.lead.objects if o.kind == "host"}
+        if not deeper or not hosts or b.relation in links.NOT_A_CAUSE:
+            continue
+        for a in cands:
+            if a is b or card_for(a.lead).id not in deeper or b.lead in a.chain:
+                continue
+            said = {w.split(":")[0] for w in links.named_in(a.lead)}
+            if any(w == h or w.endswith("." + h) for w in said for h in hosts):
+                _origin_leads(a, b, max(a.score, b.score))
+                a.relation = b.relation
+                break
+
+
 def object_over_caller(cands: list[Candidate]) -> None:
     """A caller's error and an object's own account of the same failure mode for a name the
     caller's error names (a client's handshake failing on an expired certificate of

@@ -301,6 +301,17 @@ def _then_clause(c: Candidate, symptom: Fact | None, lead: Fact) -> tuple[str, F
         )  # what the failure mode of the error that followed is, before its words
         plain = f'"{clip_words(quote, THEN_WORDS)}" {cite(f)}'.rstrip()
         return f"{named}{plain}", f, plain
+    for f in c.chain:
+        # an object's own account of what followed (the Certificate that then expired):
+        # said in its own words, the object named
+        if (
+            f.kind == K.CONFIG_ERROR
+            and f.subject is not None
+            and f.subject.kind not in ("app", "Pod", "host")
+            and f.statement.lower() not in seen
+        ):
+            plain = f"{clip_words(f.statement, NODE_THEN_WORDS)} {cite(f)}".rstrip()
+            return plain, f, plain
     return None
 
 

@@ -343,6 +343,41 @@ CARDS = (
     ),
     # -- caches and queues ------------------------------------------------------------------
     variant(
+        K.SATURATION,
+        "replica-lag",
+        "A replica lags behind its primary (reads from it are stale)",
+        reasons=("replication_lag",),
+        example=("replication_lag", "replication lag 420 s"),
+        conclusive=True,  # the database's own gauge of how far behind the replica is
+        specificity=3.0,
+        phrase="a replica lagging behind its primary (reads it serves miss recent writes)",
+        check="replication lag per member (`rs.printSecondaryReplicationInfo()`, "
+        "`pg_stat_replication`, `SHOW REPLICA STATUS`) and what reads are sent to replicas",
+        mitigation="send reads that must see their own writes to the primary; find why the "
+        "replica cannot keep up (its disk, a bulk load) — a person decides",
+        topics=("replica", "replication", "lag", "stale", "secondary", "database"),
+        asks=r"disappear\w*|reappear\w*|\bstale\b|out of date|show(?:s|ing)? up again"
+        r"|(?:replica|replication|secondary)\w* lag|read(?:s|ing)? (?:old|outdated)",
+        reads=(
+            read(
+                "query_metrics",
+                "how far each replica is behind its primary",
+                query="mongodb_mongod_replset_member_replication_lag",
+            ),
+            read(
+                "query_metrics",
+                "how far each PostgreSQL standby is behind",
+                query="pg_replication_lag",
+            ),
+            read(
+                "query_metrics",
+                "how far each MySQL replica is behind",
+                query="mysql_slave_status_seconds_behind_master",
+            ),
+        ),
+        catalog=("classic: replication lag",),
+    ),
+    variant(
         K.LOG_ERROR,
         "cache-maxmemory",
         "A cache refuses writes at its memory limit",

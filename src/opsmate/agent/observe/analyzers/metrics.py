@@ -113,6 +113,44 @@ def _peer(labels: dict[str, str]) -> ObjRef | None:
 _MEMORY = re.compile(
     r"memory_working_set|memory_usage|memory_rss|heap_(?:used|inuse)|resident_memory", re.I
 )
+# how far a replica is behind its primary, in seconds (mongodb_exporter, postgres_exporter,
+# mysqld_exporter, redis_exporter's lag gauges)
+_REPLICA_LAG = re.compile(
+    r"replication_lag|replica(?:tion)?_lag_seconds|seconds_behind_(?:master|source)"
+    r"|replay_lag|pg_replication_lag|slave_lag|replica_lag",
+    re.I,
+)
+STALE_AFTER = 30.0  # seconds behind: reads from that replica miss recent writes
+
+
+def _replica_lag(ctx: ObserveContext, query: str, s: Series, what: str) -> Fact | None:
+    """A replica that fell behind its primary inside the window (its lag rose past
+    :data:`STALE_AFTER` seconds from near nothing): reads it serves are stale."""
+    values = [(t, float(v)) for t, v in s.samples if isinstance(v, int | float)]
+    if len(values) < 4 or values[0][1] >= STALE_AFTER:
+        return None
+    late = next(((t, v) for t, v in values if v >= STALE_AFTER), None)
+    if late is None:
+        return None
+    peak = max(v for _, v in values)
+    host = s.labels.get("pod") or (s.labels.get("name") or s.labels.get("instance") or "")
+    member = host.split(".")[0].split(":")[0] or None
+    return Fact(
+        key=f"metric:{query}:{member}:lag",
+        kind=FactKind.SATURATION,
+        severity="error",
+        statement=f"{what} fell behind its primary: replication lag rose past "
+        f"{STALE_AFTER:g} s at {hm(_when(late[0]))} (max {peak:g} s), so reads it serves "
+        "miss recent writes",
+        evidence=[ctx.eid],
+        service=member,
+        time=_when(late[0]),
+        quote=f"replication lag {peak:g} s",
+        focus=ctx.is_focus(member),
+        subject=ObjRef(kind="Pod", name=member) if member else None,
+        reason="replication_lag",
+        detail={"query": query, "labels": s.labels, "max": peak},
+    )
 
 
 def growth_pattern(values: list[float]) -> dict[str, Any] | None:
@@ -300,6 +338,11 @@ def metrics(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
                 )
             )
             continue
+        if _REPLICA_LAG.search(query):
+            lagging = _replica_lag(ctx, query, s, what)
+            if lagging is not None:
+                facts.append(lagging)
+                continue
         if _MEMORY.search(query):
             memory = [float(v) for _, v in s.samples if isinstance(v, int | float)]
             leak = growth_pattern(memory)
