@@ -1223,3 +1223,29 @@ def test_a_throttled_service_its_autoscaler_cannot_scale_out_is_held_by_the_auto
     an = judge([_errors(), throttled, hpa])
     assert an.root is not None and an.root.lead is hpa
     assert throttled in [*an.root.chain, *an.root.support, *an.root.followers]
+
+
+def test_a_failure_the_symptom_asked_about_selects_is_linked_in_the_subjects_namespace() -> None:
+    """Stale reads asked about; a replica of the namespace the subject runs in lags behind its
+    primary (its own gauge), with no dependency edge known (the connection string is in a
+    Secret): linked — the root cause; in another namespace, or not asked about, it is not."""
+    lag = fact(K.SATURATION, "replica db-2 fell behind its primary: replication lag 420 s",
+               "E5", reason="replication_lag", minutes=5,
+               subject=ObjRef(kind="Pod", name="db-2"))  # fmt: skip
+    assert card_for(lag).id == "replica-lag"
+    g = ObjectGraph()
+    for name in ("shop-7d9f8c6b5d-x2x1a", "db-2"):
+        g.add("Pod", Pod(name=name, namespace="shop"), "E1")
+
+    def run(question: str, graph: ObjectGraph) -> Any:
+        state = TaskState(goal=question, questions=[question], subject=Subject(names=["shop"]),
+                          facts=[lag], onset=T0)  # fmt: skip
+        return analyse(state, EvidenceStore(), [], graph)
+
+    an = run("items disappear right after saving and reappear minutes later", g)
+    assert an.root is not None and an.root.lead is lag
+    assert run("the shop is down since 10:00", g).root is None  # not what was asked about
+    elsewhere = ObjectGraph()
+    elsewhere.add("Pod", Pod(name="shop-7d9f8c6b5d-x2x1a", namespace="shop"), "E1")
+    elsewhere.add("Pod", Pod(name="db-2", namespace="other"), "E1")
+    assert run("items disappear right after saving", elsewhere).root is None

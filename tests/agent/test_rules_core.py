@@ -660,3 +660,19 @@ def test_each_candidate_cards_most_telling_read_comes_before_the_generic_series(
     assert not lag[0].essential
     later = [p for p in state.pending if "symptom fits" in p.reason and p not in lag[:1]]
     assert all(p.priority > int(Tier.SURVEY) + 4 for p in later)
+
+
+def test_what_was_over_before_the_window_began_is_not_followed_up() -> None:
+    from datetime import UTC, datetime
+
+    from opsmate.agent.observe.facts import Fact, FactKind, ObjRef
+    from opsmate.agent.plan.registry import RuleContext, propose
+
+    t = datetime(2026, 7, 8, 10, 59, tzinfo=UTC)
+    oom = Fact(key="oom", statement="pod db-1: container mongod was OOMKilled",
+               kind=FactKind.OOM_KILLED, severity="error", service="db", time=t,
+               subject=ObjRef(kind="Pod", name="db-1"), focus=True)  # fmt: skip
+    ctx = RuleContext(tools=ALL_TOOLS)
+    assert propose([oom], None, ctx)  # in the window: its memory is read
+    ctx.window_from = datetime(2026, 7, 8, 16, 0, tzinfo=UTC)
+    assert propose([oom], None, ctx) == []  # five hours before the window: context

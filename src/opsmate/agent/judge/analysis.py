@@ -32,6 +32,7 @@ from opsmate.agent.judge.colocation import derive_shared_node
 from opsmate.agent.judge.saturation import derive_node_limits, derive_oom, derive_saturation
 from opsmate.agent.judge.statements import root_statement
 from opsmate.agent.kinds import Trait, card_for, seen, too_few
+from opsmate.agent.kinds.registry import candidates
 from opsmate.agent.observe import depgraph
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.facts import FactKind as K
@@ -116,6 +117,7 @@ def analyse(
     rel = {
         f.key: links.relation(f, subject, graph, deps, services, aliases, reach, dg) for f in facts
     }
+    _asked_for(facts, rel, state, graph)
     symptoms = [f for f in facts if role(f) == Role.SYMPTOM]
     mine = order_symptoms(
         [s for s in symptoms if rel[s.key] in (links.SUBJECT, links.SCOPE)], reported
@@ -284,6 +286,35 @@ def _effect_without_why(c: Candidate) -> bool:
     """A cause whose card says it is itself an effect (a failing call, probes timing out)
     with no deeper cause hung under it."""
     return card_for(c.lead).needs_deeper and not c.chain
+
+
+def _asked_for(
+    facts: list[Fact], rel: dict[str, str], state: TaskState, graph: ObjectGraph
+) -> None:
+    """A failure mode the question's symptom selects (stale reads: a lagging replica), found
+    by its own conclusive account in the namespace the subject runs in, is linked to the
+    subject even where no dependency edge is known (a connection string kept in a Secret):
+    what was asked about is what that failure produces."""
+    if state.subject.empty() or not state.questions:
+        return
+    wanted = {c.id for c in candidates(" ".join(state.questions)) if not c.base}
+    if not wanted:
+        return
+    spaces = {state.subject.namespace} if state.subject.namespace else set()
+    spaces |= {
+        p.namespace
+        for p in graph.pods()
+        if p.name and p.namespace and state.subject.matches(p.name)
+    }
+    for f in facts:
+        card = card_for(f)
+        if rel[f.key] != links.UNRELATED or card.id not in wanted or not card.conclusive:
+            continue
+        ns = f.subject.namespace if f.subject else None
+        if ns is None and f.subject is not None:
+            ns = next((p.namespace for p in graph.pods() if p.name == f.subject.name), None)
+        if ns is not None and ns in spaces:
+            rel[f.key] = links.LINKED
 
 
 def _nameless_effect(root: Candidate, dg: depgraph.DependencyGraph) -> bool:

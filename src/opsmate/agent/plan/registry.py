@@ -134,12 +134,19 @@ class Proposal:
     fact: str | None = None  # the key of the fact that prompted it (fact rules)
 
 
+def _over_before(f: Fact, window_from: datetime | None) -> bool:
+    last = f.last_time or f.time
+    return window_from is not None and last is not None and last < window_from
+
+
 def propose(
     new_facts: Iterable[Fact], result: ToolResult | None, ctx: RuleContext
 ) -> list[Proposal]:
     """Every check the rules propose for ``new_facts`` and ``result``."""
     out: list[Proposal] = []
-    facts = list(new_facts)
+    # what was over before the window asked about began (a container OOM-killed hours
+    # earlier) is context: nothing is read to explain it
+    facts = [f for f in new_facts if not _over_before(f, ctx.window_from)]
     for r in rules():
         if r.result_fn is not None and result is not None and result.tool in r.tools:
             trigger = None

@@ -139,7 +139,8 @@ def _replica_lag(ctx: ObserveContext, query: str, s: Series, what: str) -> Fact 
         key=f"metric:{query}:{member}:lag",
         kind=FactKind.SATURATION,
         severity="error",
-        statement=f"{what} fell behind its primary: replication lag rose past "
+        statement=f"replica {member or what} fell behind its primary ({query.split('{')[0]}): "
+        f"replication lag rose past "
         f"{STALE_AFTER:g} s at {hm(_when(late[0]))} (max {peak:g} s), so reads it serves "
         "miss recent writes",
         evidence=[ctx.eid],
