@@ -659,3 +659,23 @@ def test_a_report_without_a_root_cause_lists_one_candidate_per_failure_mode_and_
     statements = [h.statement for h in hyps]
     assert statements[:2] == ["web logged: item 0 not found", "db logged: disk full"]
     assert [h.status for h in hyps] == ["open", "open", "refuted"]  # ruled out comes last
+
+
+def test_a_partial_report_leads_with_an_injected_fault_and_fills_in_unlinked_errors() -> None:
+    from opsmate.agent.judge.analysis import _hypotheses
+    from opsmate.agent.kinds import card_for
+
+    now = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
+    chaos = Fact(key="chaos", statement="fault-injection experiment Chaos Mesh NetworkChaos "
+                 "`inv-delay` (delay 2500ms) started on inventory at 09:58",
+                 kind=FactKind.CHANGE, reason="FaultInjection",
+                 time=now - timedelta(minutes=2), evidence=["E4"])  # fmt: skip
+    assert card_for(chaos).id == "fault-injection"
+    err = Fact(key="err", statement="orders logged 40 errors: payment declined",
+               kind=FactKind.LOG_ERROR, severity="error", time=now, count=40,
+               evidence=["E5"])  # fmt: skip
+    old = err.model_copy(update={"key": "old", "statement": "orders logged an old error",
+                                 "time": now - timedelta(hours=3)})  # fmt: skip
+    hyps = _hypotheses([], None, [], now, [chaos, err, old])
+    assert [h.statement for h in hyps] == [chaos.statement, err.statement]  # not the old one
+    assert all(h.status == "open" for h in hyps)

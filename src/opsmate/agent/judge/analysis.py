@@ -549,6 +549,66 @@ def _distinct(hyps: list[Hypothesis], cands: list[Candidate]) -> list[Hypothesis
     return out
 
 
+def _injected(
+    facts: list[Fact], onset: datetime | None, said: list[Hypothesis]
+) -> list[Hypothesis]:
+    """Fault-injection experiments (cards with trait ACTS) that ran when the trouble began:
+    with no root cause found, the first leads a person checks, whatever the data links."""
+    seen = {h.key.removeprefix("fact:") for h in said} | {h.statement for h in said}
+    out = []
+    for f in facts:
+        if not card_for(f).has(Trait.ACTS) or f.time is None or f.key in seen:
+            continue
+        if onset is not None and f.time > onset + timedelta(minutes=30):
+            continue
+        out.append(
+            Hypothesis(
+                key=f"injected:{f.key}",
+                statement=f.statement,
+                status="open",
+                evidence=list(f.evidence),
+                why="an injected fault running when the trouble began; no link to the "
+                "symptom was read",
+                failure_mode=card_for(f).id,
+            )
+        )
+    return out[:2]
+
+
+def _more_leads(
+    facts: list[Fact], onset: datetime | None, said: list[Hypothesis], cands: list[Candidate]
+) -> list[Hypothesis]:
+    """Fewer than three hypotheses: the errors read that no candidate took up (new since the
+    trouble began, most frequent first), as leads — what else a person would check."""
+    if len(said) >= 3:
+        return []
+    taken = {c.lead.key for c in cands} | {h.statement for h in said}
+    taken |= {h.key.split(":", 1)[-1] for h in said}
+    pool = [
+        f
+        for f in facts
+        if f.severity == "error"
+        and role(f) == Role.CAUSE
+        and not f.background
+        and f.key not in taken
+        and f.statement not in taken
+        and f.time is not None
+        and (onset is None or (f.last_time or f.time) >= onset - timedelta(minutes=5))
+    ]
+    pool.sort(key=lambda f: -f.count)
+    return [
+        Hypothesis(
+            key=f"lead:{f.key}",
+            statement=f.statement,
+            status="open",
+            evidence=list(f.evidence),
+            why="an error read in the window that nothing linked to the symptom",
+            failure_mode=card_for(f).id,
+        )
+        for f in pool[: 3 - len(said)]
+    ]
+
+
 def _hypotheses(
     cands: list[Candidate],
     root: Candidate | None,
@@ -609,7 +669,8 @@ def _hypotheses(
             )
         )
     if root is None:
-        out = _distinct(out, cands)[:6]
+        out = (_injected(facts, onset, out) + _distinct(out, cands))[:6]
+        out += _more_leads(facts, onset, out, cands)
     if root is not None:
         # what else shows the root cause on the same object (its crash loop, its OOM kills):
         # confirmed findings of their own, listed with it rather than only among the facts
