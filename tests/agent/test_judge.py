@@ -678,4 +678,7 @@ def test_a_partial_report_leads_with_an_injected_fault_and_fills_in_unlinked_err
                                  "time": now - timedelta(hours=3)})  # fmt: skip
     hyps = _hypotheses([], None, [], now, [chaos, err, old])
     assert [h.statement for h in hyps] == [chaos.statement, err.statement]  # not the old one
+    yesterday = chaos.model_copy(update={"time": now - timedelta(hours=20)})
+    assert yesterday.statement not in [h.statement for h in _hypotheses([], None, [], now,
+                                                                        [yesterday])]  # fmt: skip
     assert all(h.status == "open" for h in hyps)

@@ -549,6 +549,9 @@ def _distinct(hyps: list[Hypothesis], cands: list[Candidate]) -> list[Hypothesis
     return out
 
 
+_AFTER = timedelta(minutes=30)
+
+
 def _injected(
     facts: list[Fact], onset: datetime | None, said: list[Hypothesis]
 ) -> list[Hypothesis]:
@@ -559,8 +562,8 @@ def _injected(
     for f in facts:
         if not card_for(f).has(Trait.ACTS) or f.time is None or f.key in seen:
             continue
-        if onset is not None and f.time > onset + timedelta(minutes=30):
-            continue
+        if onset is not None and not onset - timedelta(hours=3) <= f.time <= onset + _AFTER:
+            continue  # begun long before the trouble, or after it
         out.append(
             Hypothesis(
                 key=f"injected:{f.key}",
