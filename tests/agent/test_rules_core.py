@@ -676,3 +676,8 @@ def test_what_was_over_before_the_window_began_is_not_followed_up() -> None:
     assert propose([oom], None, ctx)  # in the window: its memory is read
     ctx.window_from = datetime(2026, 7, 8, 16, 0, tzinfo=UTC)
     assert propose([oom], None, ctx) == []  # five hours before the window: context
+    down = Fact(key="node", statement="node w1 reports Ready=Unknown since 10:59",
+                kind=FactKind.NODE_PROBLEM, severity="error", time=t, focus=True,
+                subject=ObjRef(kind="Node", name="w1"))  # fmt: skip
+    still = propose([down], None, ctx)
+    assert still and still == propose([down], None, RuleContext(tools=ALL_TOOLS))  # may hold

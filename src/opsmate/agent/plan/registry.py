@@ -134,9 +134,17 @@ class Proposal:
     fact: str | None = None  # the key of the fact that prompted it (fact rules)
 
 
+# what happens once (a kill, an exit): without a later occurrence it is over when it happened;
+# a state said "since" a time (a node NotReady, an alert firing) may still hold
+_MOMENTARY = frozenset({FactKind.OOM_KILLED, FactKind.CONTAINER_EXIT, FactKind.EVICTED})
+
+
 def _over_before(f: Fact, window_from: datetime | None) -> bool:
-    last = f.last_time or f.time
-    return window_from is not None and last is not None and last < window_from
+    if window_from is None:
+        return False
+    if f.last_time is not None:
+        return f.last_time < window_from
+    return f.kind in _MOMENTARY and f.time is not None and f.time < window_from
 
 
 def propose(
