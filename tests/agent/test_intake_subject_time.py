@@ -448,6 +448,11 @@ def test_a_change_asked_about_after_a_host_the_symptom_is_on_is_a_suspect() -> N
     s = detect_subject("Checkout returns 500s since 10:05. We pushed a new checkout-api build "
                        "at 10:00 - could that be it?")  # fmt: skip
     assert s.names == ["checkout-api"]
+    # no namespace and no host, but another name says where the symptom is: the change is
+    # the suspect, that name the subject
+    s = detect_subject("The report-worker queue has not drained since 02:00. We deployed "
+                       "billing-web 1.42 at 01:50 - did that break it?")  # fmt: skip
+    assert s.names == ["report-worker"] and s.suspects == ["billing-web"]
 
 
 def test_the_namespace_of_the_ingress_serving_the_host_asked_about_is_its_scope() -> None:

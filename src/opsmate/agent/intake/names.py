@@ -213,17 +213,13 @@ _GUESS = re.compile(
 )
 
 
-def _guess_spans(
-    low: str, namespace: str | None, hosts: Iterable[str] = ()
-) -> list[tuple[int, int]]:
-    """Where the question guesses; a change asked about after the symptom counts when the
-    question names where the symptom is otherwise (the namespace, or a host said outside
-    the change): what changed stays in that scope."""
+def _guess_spans(low: str) -> list[tuple[int, int]]:
+    """Where the question guesses: a question put as a guess, and a change asked about after
+    the symptom ("catalog 3.2 was deployed at 09:40 - should we roll it back?"). What it
+    names is a suspect only when the question names what has the symptom otherwise (see
+    :func:`_without_guesses`)."""
     spans = [m.span(1) for m in _GUESS.finditer(low)]
-    changes = [m.span(1) for m in _CHANGE_GUESS.finditer(low)]
-    if namespace or any(not _inside(low, h, changes, before=r"\w.-") for h in hosts):
-        spans += changes
-    return spans
+    return spans + [m.span(1) for m in _CHANGE_GUESS.finditer(low)]
 
 
 def _inside(low: str, name: str, spans: list[tuple[int, int]], before: str = r"\w-") -> bool:
@@ -247,7 +243,7 @@ def guessed_only(text: str, names: Iterable[str], namespace: str | None) -> list
     if not namespace:
         return []
     low = text.lower()
-    spans = _guess_spans(low, namespace)
+    spans = _guess_spans(low)
     return [n for n in names if spans and _inside(low, n.lower(), spans)]
 
 
@@ -275,9 +271,9 @@ def _without_guesses(
 ) -> list[tuple[int, str]]:
     """``names`` less those said only inside a guess, when the question names what has
     the symptom otherwise too (another name, a host, the namespace it lives in): the
-    suspect is read, not the subject. A change asked about after the symptom is a guess
-    only when the namespace is named (what changed stays in scope there)."""
-    spans = _guess_spans(low, namespace, hosts)
+    suspect is read, not the subject; a change asked about after the symptom is one too.
+    Named alone, a suspect stays the subject (nothing else says where the symptom is)."""
+    spans = _guess_spans(low)
     if not spans:
         return names
     kept = [(p, n) for p, n in names if not _inside(low, n, spans)]
