@@ -38,7 +38,7 @@ from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.facts import FactKind as K
 from opsmate.agent.observe.graph import ObjectGraph
 from opsmate.agent.runbooks.library import Applicability, RunbookDoc
-from opsmate.agent.state import Hypothesis, TaskState
+from opsmate.agent.state import Hypothesis, HypothesisStatus, TaskState
 from opsmate.loganalysis.stats import says_failure
 
 __all__ = ["Analysis", "Candidate", "analyse", "estimate_onset"]
@@ -326,9 +326,7 @@ def _nameless_effect(root: Candidate, dg: depgraph.DependencyGraph) -> bool:
         return False
     if lead.kind == K.PROBE_FAILURE or (lead.subject and lead.subject.kind == "Pod"):
         return False  # a pod's own effect names its pod
-    own = depgraph.fact_component(dg, lead)
-    names = {dg.resolve(n) for n in links.named_in(lead)}
-    return not (names - {None, own}) and not any(
+    return not links.named_components(lead, dg) and not any(
         o.kind in ("host", "Service", "app") for o in lead.objects
     )
 
@@ -552,6 +550,18 @@ def _distinct(hyps: list[Hypothesis], cands: list[Candidate]) -> list[Hypothesis
 _AFTER = timedelta(minutes=30)
 
 
+def _from_fact(f: Fact, tag: str, status: HypothesisStatus, why: str) -> Hypothesis:
+    """A hypothesis that is one fact as read (its statement, evidence and failure mode)."""
+    return Hypothesis(
+        key=f"{tag}:{f.key}",
+        statement=f.statement,
+        status=status,
+        evidence=list(f.evidence),
+        why=why,
+        failure_mode=card_for(f).id,
+    )
+
+
 def _injected(
     facts: list[Fact], onset: datetime | None, said: list[Hypothesis]
 ) -> list[Hypothesis]:
@@ -564,17 +574,8 @@ def _injected(
             continue
         if onset is not None and not onset - timedelta(hours=3) <= f.time <= onset + _AFTER:
             continue  # begun long before the trouble, or after it
-        out.append(
-            Hypothesis(
-                key=f"injected:{f.key}",
-                statement=f.statement,
-                status="open",
-                evidence=list(f.evidence),
-                why="an injected fault running when the trouble began; no link to the "
-                "symptom was read",
-                failure_mode=card_for(f).id,
-            )
-        )
+        why = "an injected fault running when the trouble began; no link to the symptom was read"
+        out.append(_from_fact(f, "injected", "open", why))
     return out[:2]
 
 
@@ -599,17 +600,8 @@ def _more_leads(
         and (onset is None or (f.last_time or f.time) >= onset - timedelta(minutes=5))
     ]
     pool.sort(key=lambda f: -f.count)
-    return [
-        Hypothesis(
-            key=f"lead:{f.key}",
-            statement=f.statement,
-            status="open",
-            evidence=list(f.evidence),
-            why="an error read in the window that nothing linked to the symptom",
-            failure_mode=card_for(f).id,
-        )
-        for f in pool[: 3 - len(said)]
-    ]
+    why = "an error read in the window that nothing linked to the symptom"
+    return [_from_fact(f, "lead", "open", why) for f in pool[: 3 - len(said)]]
 
 
 def _hypotheses(
@@ -698,14 +690,7 @@ def _hypotheses(
                 continue
             said.add(f.statement)
             out.append(
-                Hypothesis(
-                    key=f"support:{f.key}",
-                    statement=f.statement,
-                    status="confirmed",
-                    evidence=list(f.evidence),
-                    why="shows the root cause on the same object",
-                    failure_mode=card_for(f).id,
-                )
+                _from_fact(f, "support", "confirmed", "shows the root cause on the same object")
             )
     if root is None and not cands:
         for s in mine[:2]:

@@ -526,16 +526,16 @@ def callee_under_pool(cands: list[Candidate], dg: DependencyGraph) -> None:
         if not card_for(a.lead).has(Trait.WAITS) or a.relation in links.NOT_A_CAUSE:
             continue
         own = fact_component(dg, a.lead)
+        if own is None:
+            continue
         calls = [
             c
             for c in cands
             if c.lead.kind == K.DEPENDENCY_FAILURE
             and c.lead.reason in ("refused", "unavailable", "timeout")
-            and own is not None
             and fact_component(dg, c.lead) == own
         ]
-        targets = {t for c in calls for n in links.named_in(c.lead) if (t := dg.resolve(n))}
-        targets.discard(own)
+        targets = {t for c in calls for t in links.named_components(c.lead, dg)}
         for b in cands:
             if b is a or not b.conclusive or b.lead.kind not in _OWN_ACCOUNT:
                 continue

@@ -86,6 +86,14 @@ def named_in(f: Fact) -> set[str]:
     return out
 
 
+def named_components(f: Fact, dg: DependencyGraph) -> set[str]:
+    """The components of the dependency graph a fact's words name (its objects, host-like
+    words), other than the one it is about: what it says it failed on. A logger's, a
+    class's or a thread's name resolves to none."""
+    own = fact_component(dg, f)
+    return {c for n in named_in(f) if (c := dg.resolve(n)) is not None and c != own}
+
+
 def is_cluster_dns(f: Fact) -> bool:
     """Whether a fact is about the cluster's DNS servers (CoreDNS, kube-dns, NodeLocal DNS)."""
     return any(_CLUSTER_DNS.match(n) for n in f.names())
@@ -369,9 +377,8 @@ def unreachable_targets(facts: list[Fact], dg: DependencyGraph) -> set[str]:
         text = f"{f.reason or ''} {f.quote or ''} {f.message or ''}"
         if not _UNREACHABLE.search(text):
             continue
-        named = {c for n in named_in(f) if (c := dg.resolve(n)) is not None}
+        named = named_components(f, dg)
         src = fact_component(dg, f)
-        named.discard(src or "")
         if named:
             out |= named
         elif src is not None:

@@ -213,8 +213,9 @@ def _card_survey(state: TaskState, planner: Planner, namespace: str | None) -> N
     # breadth first: each candidate's most telling read, then each one's next (a card with
     # several reads does not take the budget from the candidates after it)
     rounds = max((len(c.reads) for c in cands), default=0)
-    firsts = {id(c.reads[0]) for c in cands if c.reads}
-    for card, r in [(c, c.reads[i]) for i in range(rounds) for c in cands if i < len(c.reads)]:
+    for i, card, r in [
+        (i, c, c.reads[i]) for i in range(rounds) for c in cands if i < len(c.reads)
+    ]:
         if r.tool not in planner.tools or len(seen) >= _CARD_READS:
             continue
         args = r.arguments(namespace)
@@ -228,7 +229,7 @@ def _card_survey(state: TaskState, planner: Planner, namespace: str | None) -> N
                 reason=f"the question's symptom fits {card.title.lower()}: {r.why}",
                 source="rule",
                 # each candidate's most telling read before the generic series
-                priority=int(Tier.SURVEY) + 4 if id(r) in firsts else prio,
+                priority=int(Tier.SURVEY) + 4 if i == 0 else prio,
                 essential=False,
             )
         )
