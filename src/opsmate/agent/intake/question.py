@@ -162,7 +162,7 @@ def detect_services(text: str, known: Iterable[str] = ()) -> list[str]:
     found: list[tuple[int, str]] = []
     low = text.lower()
     for name in sorted({k for k in known if k}, key=len, reverse=True):
-        for pos in _word_iter(low, name.lower()):
+        for pos in _word_iter(low, name.lower(), plural=True):
             if _names_a_namespace(low, pos, len(name)):
                 continue  # "in namespace gitea": the namespace, not a service of that name
             if not any(p <= pos < p + len(s) for p, s in found):
@@ -356,12 +356,14 @@ def _is_cjk(word: str) -> bool:
     return any("\u4e00" <= ch <= "\u9fff" for ch in word)
 
 
-def _word_iter(low: str, word: str) -> Iterable[int]:
-    """Start offsets of ``word`` in ``low`` as a whole word (CJK: anywhere)."""
+def _word_iter(low: str, word: str, *, plural: bool = False) -> Iterable[int]:
+    """Start offsets of ``word`` in ``low`` as a whole word (CJK: anywhere); ``plural``: its
+    plural too ("checkouts fail" names the checkout service)."""
     if _is_cjk(word):
         yield from (m.start() for m in re.finditer(re.escape(word), low))
         return
-    pat = re.compile(r"(?<![A-Za-z0-9_-])" + re.escape(word) + r"(?![A-Za-z0-9_-])")
+    tail = "(?:e?s)?" if plural and word[-1:].isalpha() and len(word) >= 4 else ""
+    pat = re.compile(r"(?<![A-Za-z0-9_-])" + re.escape(word) + tail + r"(?![A-Za-z0-9_-])")
     yield from (m.start() for m in pat.finditer(low))
 
 

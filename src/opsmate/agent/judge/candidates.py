@@ -173,6 +173,8 @@ def change_for(f: Fact, changes: list[Fact]) -> Fact | None:
             continue
         if c.detail.get("change") in ("rollout", "re-created") and not _touches(c, f):
             continue  # another workload's rollout triggers this failure only if it is called
+        if f.reason in _PATH_FAILURES and f.kind == K.DEPENDENCY_FAILURE and _image_only(c):
+            continue  # a caller's new build does not cut its path to a dependency
         if best is None:
             best = c
             continue
@@ -180,6 +182,21 @@ def change_for(f: Fact, changes: list[Fact]) -> Fact | None:
         if (mine and not theirs) or (mine == theirs and best.time and c.time > best.time):
             best = c
     return config_behind(best, changes) if best is not None else None
+
+
+# calls that fail on the way to a dependency (no answer, nothing listening, no address)
+_PATH_FAILURES = ("timeout", "refused", "dns", "network")
+
+
+def _image_only(change: Fact) -> bool:
+    """Whether a rollout changed only images (its pod template's diff is known and names
+    nothing else: no setting, port, command or resource)."""
+    diffs = change.detail.get("template_changes") or []
+    return (
+        change.detail.get("change") == "rollout"
+        and bool(diffs)
+        and all(": image " in str(d) for d in diffs)
+    )
 
 
 def _touches(change: Fact, f: Fact) -> bool:

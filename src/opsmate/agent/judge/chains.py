@@ -496,11 +496,13 @@ def _still_there(deep: Candidate, shallow: Candidate) -> bool:
 def origin_over_echo(cands: list[Candidate], dg: DependencyGraph) -> None:
     """The same failure told twice: by a client, whose message wraps the error its server
     returned ("error while reading result (code: 241, Memory limit exceeded …)"), and by
-    that server in its own log. When the data shows the client depends on the server, the
-    server's own report leads and the client's echo says how the failure reached it."""
+    that server in its own log. When the data shows the client depends on the server (an
+    edge of the dependency graph, or the client's error names the server: an RPC's
+    ``PaymentService.Charge``), the server's own report leads and the client's echo says how
+    the failure reached it."""
     for a in cands:
         ca = fact_component(dg, a.lead)
-        reach = dg.reachable(ca) if ca else {}
+        reach = {*(dg.reachable(ca) if ca else {}), *links.named_components(a.lead, dg)}
         if not reach or a.relation in links.NOT_A_CAUSE:
             continue
         for b in cands:
@@ -509,6 +511,8 @@ def origin_over_echo(cands: list[Candidate], dg: DependencyGraph) -> None:
             cb = fact_component(dg, b.lead)
             if cb is None or cb == ca or cb not in reach or b.score >= a.score:
                 continue
+            if a.lead in b.chain or b.lead in a.chain:
+                continue  # told already, one way round (a server's log names its caller too)
             if not shares_a_phrase(a.lead, b.lead):
                 continue
             _origin_leads(b, a, a.score)

@@ -50,6 +50,8 @@ def dependencies(facts: Iterable[Fact]) -> set[str]:
     for f in mine:
         out.update(o.name.lower() for o in f.objects if o.kind in ("host", "app", "Service"))
     out |= {w.split(".")[0].split(":")[0] for w in out if "." in w or ":" in w}
+    for f in mine:
+        out |= rpc_services(f"{f.quote or ''} {f.message or ''}")
     if any(is_dns_failure(f) for f in mine):
         out.add(CLUSTER_DNS)
     return out
@@ -81,8 +83,25 @@ def named_in(f: Fact) -> set[str]:
     }
     out |= set(re.findall(r"[a-z0-9]+(?:-[a-z0-9]+)+", text))
     out |= {w.split(".")[0].split(":")[0] for w in out if "." in w or ":" in w}
+    out |= rpc_services(f"{f.quote or ''} {f.message or ''}")
     if is_dns_failure(f):
         out.add(CLUSTER_DNS)
+    return out
+
+
+# an RPC's full method name (gRPC's ``/shop.PaymentService/Charge``, Thrift's and Kitex's
+# ``PaymentService.Charge``): the service is named in CamelCase, its method capitalised (a
+# Java frame's ``PaymentService.charge(`` is a class and its method, not a call)
+_RPC_METHOD = re.compile(r"(?<![A-Za-z0-9])([A-Z][A-Za-z0-9]*?)Service[./][A-Z][A-Za-z0-9]*\b")
+
+
+def rpc_services(text: str) -> set[str]:
+    """The names an RPC's service goes by as a workload (``PaymentService.Charge`` ->
+    ``payment``, ``payment-service``, ``paymentservice``)."""
+    out: set[str] = set()
+    for m in _RPC_METHOD.finditer(text):
+        stem = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "-", m.group(1)).lower()
+        out |= {stem, f"{stem}-service", f"{stem.replace('-', '')}service"}
     return out
 
 

@@ -12,6 +12,9 @@
   ``log_stats`` over every service, once.
 - ``backing_store_logs`` (EXPLAIN): the subject's database client fails (a pool run dry, an
   SQL error) → ``log_stats`` of the database workload it connects to (dependency graph).
+- ``callee_logs`` (EXPLAIN): the subject's error names another component it called (an
+  address, an RPC's ``PaymentService.Charge``) → ``log_stats`` of that component: the callee
+  writes why it failed.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import re
 from collections.abc import Iterable
 from datetime import timedelta
 
+from opsmate.agent.judge import links
 from opsmate.agent.observe import depgraph
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.facts import FactKind as K
@@ -142,6 +146,9 @@ def quiet_subject_logs(result: ToolResult, ctx: RuleContext) -> Iterable[Check]:
     stats = result.payload_as(LogStatsPayload)
     if not service or stats is None or result.status != "success":
         return []
+    named = not ctx.subject.empty() or bool(ctx.services)
+    if named and not (ctx.subject.matches(service) or service in ctx.services):
+        return []  # a dependency read for its own account: quiet is its answer
     bad = ("error", "fatal", "warn", "warning", "critical")
     if any(stats.by_level.get(k) for k in bad) or any(
         g.errors or g.severity in bad or any(g.levels.get(k) for k in bad) for g in stats.groups()
@@ -201,3 +208,21 @@ def backing_store_logs(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
             out.append(Check("log_stats", {"service": edge.dst},
                              f"{src} fails on its database: what {edge.dst} logs"))  # fmt: skip
     return out[:2]
+
+
+@fact_rule("callee_logs", Tier.EXPLAIN, K.LOG_ERROR, K.DEPENDENCY_FAILURE)
+def callee_logs(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
+    """The subject's failing call names the component it called: what that component logs
+    (a panic, its own failing dependency) says why."""
+    if not fact.focus or fact.severity != "error" or "log_stats" not in ctx.tools:
+        return []
+    if fact.reason == "slow":
+        return []  # a slow operation of its own, not a call
+    dg = depgraph.build(ctx.graph, ctx.facts)
+    running = {w for p in ctx.graph.pods() if p.name and (w := depgraph.workload_of(p))}
+    named = sorted(c for c in links.named_components(fact, dg) if c in running)
+    return [
+        Check("log_stats", {"service": c}, f"{fact.service or 'the subject'}'s calls to {c} "
+              f"fail: what {c} logs")
+        for c in named[:2]
+    ]  # fmt: skip
