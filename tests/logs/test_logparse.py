@@ -341,3 +341,13 @@ def test_a_failure_that_names_a_flag_or_a_deploy_is_a_failure_not_a_change() -> 
     )
     assert classify(line).kind != "change"
     assert classify("feature flag new-checkout enabled for 10% of users").kind == "change"
+
+
+def test_a_keyerror_is_a_missing_setting_only_when_the_key_is_one() -> None:
+    from opsmate.loganalysis.signals import classify
+
+    assert classify("KeyError: 'DATABASE_URL'").reason == "missing_key"
+    said = "url = os.environ[\"db_url\"]\nKeyError: 'db_url'"
+    assert classify(said).reason == "missing_key"  # read from the environment
+    # a data key that was not found (a product id): a failed lookup, not configuration
+    assert classify("KeyError: 'the_graf_zeppelin'").reason != "missing_key"

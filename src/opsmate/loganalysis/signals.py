@@ -214,7 +214,18 @@ _CONFIG_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
         ),
         "undefined_env",
     ),
-    (re.compile(r"KeyError: ['\"](?P<k>[\w.\-]+)['\"]"), "missing_key"),
+    # a KeyError is a missing setting when the key is written as one (``DATABASE_URL``) or
+    # read from the environment or a config; a data key ('the_widget', an id) is a lookup
+    # of data that failed, not configuration
+    (re.compile(r"KeyError: ['\"](?P<k>[A-Z][A-Z0-9_]*)['\"]"), "missing_key"),
+    (
+        re.compile(
+            r"(?:environ|config|conf|settings|cfg)\w*\s*\[\s*['\"][\w.\-]+['\"]\s*\]"
+            r"[\s\S]*?KeyError: ['\"](?P<k>[\w.\-]+)['\"]",
+            _I,
+        ),
+        "missing_key",
+    ),
     (
         re.compile(
             r"(?:missing|undefined|unknown|required|no)\s+(?:config(?:uration)?\s+)?"
