@@ -5,7 +5,7 @@ classic stuck-not-failing states)."""
 from __future__ import annotations
 
 from opsmate.agent.kinds.card import Trait, read
-from opsmate.agent.kinds.catalog.base import variant
+from opsmate.agent.kinds.catalog.base import variant, variants
 from opsmate.agent.observe.facts import FactKind as K
 
 _JOBS = (
@@ -18,6 +18,40 @@ _JOB_SYMPTOMS = frozenset({K.JOB_FAILED, K.ALERT})
 _HPA = read("list_objects", "autoscalers", kind="HorizontalPodAutoscaler", namespace="{ns}")
 
 CARDS = (
+    variant(
+        K.MISCONFIGURATION,
+        "image-architecture-mismatch",
+        "An image built for one CPU architecture runs on nodes of another (exec format error)",
+        reasons=("ArchitectureMismatch",),
+        conclusive=True,
+        specificity=3.0,
+        phrase="an image that does not run on its nodes' CPU architecture",
+        check="`kubectl get nodes -L kubernetes.io/arch` against where the failing pods run, "
+        "and the image's platforms: `docker manifest inspect <image>`",
+        mitigation="pin {workload} to the architecture its image supports (nodeSelector "
+        "kubernetes.io/arch) or publish a multi-architecture image (a person decides)",
+        topics=("exec format error", "architecture", "arm64", "amd64", "multi-arch"),
+        asks=r"exec format|arm64|amd64|aarch64|graviton|architecture|crash|restart|half",
+        reads=(read("node_conditions", "the nodes and their architecture labels"),),
+        evidence="the failing pods' nodes' kubernetes.io/arch against the ready pods' nodes'",
+        confirms="every failing pod on nodes of one architecture, every ready pod on another",
+        rules_out="failing pods on both architectures (then: not the image's platform)",
+        catalog=("classic: exec format error", "k8sgpt:Pod"),
+    ),
+    *variants(
+        ((K.LAST_WORDS, "exec-format-last-words"), (K.LOG_ERROR, "exec-format-log")),
+        "A binary the runtime cannot execute on this node (exec format error)",
+        words=r"exec format error",
+        example=("", "exec /app/bin/server: exec format error"),
+        needs_deeper=True,
+        phrase="a binary its node cannot execute (exec format error)",
+        check="`kubectl get nodes -L kubernetes.io/arch` against where the failing pods run",
+        topics=("exec format error", "architecture", "arm64", "amd64"),
+        asks=r"exec format|arm64|amd64|architecture|crash|restart",
+        reads=(read("node_conditions", "the nodes and their architecture labels"),),
+        deeper_cards=frozenset({"image-architecture-mismatch"}),
+        catalog=("classic: exec format error",),
+    ),
     variant(
         K.JOB_FAILED,
         "job-backoff-limit",

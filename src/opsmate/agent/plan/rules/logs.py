@@ -28,6 +28,7 @@ from opsmate.agent.observe import depgraph
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.facts import FactKind as K
 from opsmate.agent.observe.software import ROLES, image_word
+from opsmate.agent.observe.text import workload_of as text_workload
 from opsmate.agent.plan.registry import Check, RuleContext, fact_rule, result_rule
 from opsmate.agent.plan.tiers import Tier
 from opsmate.records.k8s import Pod
@@ -60,6 +61,29 @@ def _pods_of(fact: Fact, ctx: RuleContext) -> tuple[list[str], str | None]:
     return [], subj.namespace
 
 
+def _sibling_first(fact: Fact, ctx: RuleContext) -> bool:
+    """Whether another pod of the same workload failed the same way earlier in the facts
+    (its last words are read first; pods of one template fail alike)."""
+    subj = fact.subject
+    if subj is None:
+        return False
+    mine = text_workload(subj.name)
+    for f in ctx.facts:
+        if f is fact or f.key == fact.key:
+            return False
+        o = f.subject
+        if (
+            f.kind == fact.kind
+            and o is not None
+            and o.kind == "Pod"
+            and o.name != subj.name
+            and o.namespace == subj.namespace
+            and text_workload(o.name) == mine
+        ):
+            return True
+    return False
+
+
 @fact_rule(
     "last_words_logs", Tier.FOLLOW, K.CRASH_LOOP, K.CONTAINER_EXIT, K.OOM_KILLED, K.JOB_FAILED
 )
@@ -78,6 +102,8 @@ def last_words_logs(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
         and (fact.last_time or fact.time) < ctx.window_from - timedelta(hours=1)
     )
     tier = Tier.BACKGROUND if early else None
+    if tier is None and fact.subject.kind == "Pod" and _sibling_first(fact, ctx):
+        tier = Tier.CORROBORATE  # a pod of the same template fails too: its tail first
     if not pods and fact.subject.kind == "Job" and "list_pods" in ctx.tools:
         args: dict[str, object] = {"label_selector": f"job-name={fact.subject.name}"}
         args.update(ctx.ns(ns))
