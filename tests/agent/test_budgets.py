@@ -70,3 +70,23 @@ def test_cancel_from_another_thread(mini_bundle: Path, write_script) -> None:  #
     session.model.delay = 0  # type: ignore[union-attr]
     again = session.ask("and the pods?")
     assert again.budget.stopped_by != "cancelled"
+
+
+def test_the_investigation_waits_for_what_the_root_causes_own_card_asks_read() -> None:
+    from opsmate.agent.kinds import card_for
+    from opsmate.agent.loop.investigation import root_reads_pending
+    from opsmate.agent.observe.facts import Fact, FactKind
+    from opsmate.agent.state import PendingCheck
+
+    full = Fact(key="log:registry:nospace", statement="s", kind=FactKind.SATURATION,
+                severity="error", reason="disk_full",
+                quote="mkdir /var/lib/registry/x: no space left on device")  # fmt: skip
+    title = card_for(full).title
+    inodes = PendingCheck(tool="query_metrics", args={"query": "kubelet_volume_stats_inodes_free"},
+                          reason=f"{title}: the free inodes of each volume",
+                          trigger_fact=full.key)  # fmt: skip
+    assert root_reads_pending(full, [inodes])
+    other = inodes.model_copy(update={"trigger_fact": "log:web:timeout"})
+    assert not root_reads_pending(full, [other])  # another fact's read
+    generic = inodes.model_copy(update={"reason": "which services log errors"})
+    assert not root_reads_pending(full, [generic])  # not the card's read

@@ -112,6 +112,29 @@ def test_a_failure_named_in_the_logs_frees_one_of_the_two_reserved_metric_reads(
     assert [c.essential for c in st.pending] == [True, False]
 
 
+def test_a_failure_named_by_the_subject_frees_the_surveys_search_for_error_lines() -> None:
+    from opsmate.agent.observe.facts import Fact, FactKind
+
+    st = _state()
+    p = Planner(st, tools=TOOLS)
+    p.add(PendingCheck(tool="search_logs", args={"level": "error"}, priority=30, essential=True))
+    p.add(PendingCheck(tool="log_stats", args={}, priority=31, essential=True))
+    p.add(PendingCheck(tool="list_pods", args={"namespace": "other"}, priority=10))
+    assert p.next(2).tool == "search_logs"  # nothing named yet: the survey's reads first
+    st.pending = []
+    p.add(PendingCheck(tool="search_logs", args={"level": "error"}, priority=30, essential=True))
+    p.add(PendingCheck(tool="log_stats", args={}, priority=31, essential=True))
+    p.add(PendingCheck(tool="list_pods", args={"namespace": "other"}, priority=10))
+    st.facts.append(Fact(key="k", statement="s", kind=FactKind.LAST_WORDS, severity="error",
+                         focus=True, detail={"source": "pod_logs"}))  # fmt: skip
+    assert p.next(2).tool == "list_pods"  # the failure is named: the search for one waits
+    # every service's error summary stays reserved: it says who else fails
+    assert [(c.tool, c.essential) for c in st.pending] == [
+        ("search_logs", False),
+        ("log_stats", True),
+    ]
+
+
 def test_one_pods_log_is_read_once_whatever_tail_is_asked() -> None:
     """A card asks for the pod's log after a rule read its last 100 lines: the same pod's
     current log is not read again; its previous instance, or another container, is."""

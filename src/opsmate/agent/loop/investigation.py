@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 
 from opsmate.agent.judge.analysis import analyse
+from opsmate.agent.kinds import card_for
 from opsmate.agent.kinds.registry import weak_root
 from opsmate.agent.loop.engine import Engine, Limits
 from opsmate.agent.loop.events import (
@@ -30,6 +31,7 @@ from opsmate.agent.loop.steps import Steps
 from opsmate.agent.model.context import Exchange
 from opsmate.agent.model.turns import ModelTurns
 from opsmate.agent.observe.context import ObserveContext
+from opsmate.agent.observe.facts import Fact
 from opsmate.agent.plan import survey
 from opsmate.agent.plan.planner import Planner
 from opsmate.agent.plan.tiers import Tier
@@ -216,6 +218,8 @@ class Investigation(Steps, ModelTurns):
             return False
         if self.state.pending and weak_root(an.root.lead):
             return False  # an effect or a bare error line: what is still queued may say why
+        if root_reads_pending(an.root.lead, self.state.pending):
+            return False  # what the root's own failure mode asks read may change the answer
         # the checks of the runbook about the root cause say what else to confirm: run them
         return not (an.root.rid and any(p.runbook == an.root.rid for p in self.state.pending))
 
@@ -278,3 +282,10 @@ class Investigation(Steps, ModelTurns):
                 seconds=round(time.monotonic() - started, 3) if started is not None else 0.0,
             ),
         )
+
+
+def root_reads_pending(lead: Fact, pending: list[PendingCheck]) -> bool:
+    """Whether a read the root cause's own card asks for (its deciding series: the free
+    inodes of a volume that reports "no space left") is still queued for that fact."""
+    title = f"{card_for(lead).title}:"
+    return any(p.trigger_fact == lead.key and p.reason.startswith(title) for p in pending)

@@ -237,6 +237,11 @@ class Planner:
         done = sum(1 for a in self.state.actions if a.tool == "query_metrics")
         for p in metrics[max(0, 1 - done) :]:
             p.essential = False
+        # "who logs errors" over every service looks for a failure; it has been named: the
+        # steps go to what would say why
+        for p in self.state.pending:
+            if p.essential and _error_search(p):
+                p.essential = False
 
     # -- live metric discovery (issue 24) ----------------------------------------------------
     def metric_candidates(self) -> list[Recorded] | None:
@@ -267,6 +272,12 @@ class Planner:
             ):
                 out.append(r)
         return out[:limit]
+
+
+def _error_search(p: PendingCheck) -> bool:
+    """The survey's search for error lines over every service (no service, no query): the
+    summary of every service's errors (``log_stats``) stays, it says who else fails."""
+    return p.tool == "search_logs" and not p.args.get("service") and not p.args.get("query")
 
 
 _NAMED_FAILURES = frozenset(
