@@ -174,3 +174,29 @@ def test_latency_between_two_services_sides() -> None:
     f.ctx.graph.add("LatencySeries", LatencySeries(name="s", side="server", server="route",
                     ratio=30.0, after=400.0), "E3")  # fmt: skip
     assert latency_between(f.ctx) == []  # the callee itself got slow: not the network
+
+
+def test_a_local_traffic_policy_strands_the_callers_on_other_nodes() -> None:
+    def local(policy: str) -> dict:
+        s = svc("cache", {"app": "cache"}, port=6379, target=6379)
+        s["spec"]["internalTrafficPolicy"] = policy
+        return s
+
+    pods = [pod("cache-0", {"app": "cache"}, node="node-a"),
+            pod("web-7d9f8c6b5d-a1b2c", {"app": "web"}, node="node-a"),
+            pod("web-7d9f8c6b5d-d3e4f", {"app": "web"}, node="node-b")]  # fmt: skip
+    f = Feed()
+    f.pods(pods)
+    f.objects("Service", [local("Local")])
+    [fact] = [x for x in f.facts(K.MISCONFIGURATION) if x.reason == "LocalTrafficPolicy"]
+    assert "internalTrafficPolicy: Local" in fact.statement and "`node-b`" in fact.statement
+    assert "web-7d9f8c6b5d-d3e4f" in fact.statement and "a1b2c" not in fact.statement
+    assert fact.conclusive
+    plain = Feed()
+    plain.pods(pods)
+    plain.objects("Service", [local("Cluster")])
+    assert [x for x in plain.facts(K.MISCONFIGURATION) if x.reason == "LocalTrafficPolicy"] == []
+    beside = Feed()  # every caller beside an endpoint: nothing stranded
+    beside.pods(pods[:2])
+    beside.objects("Service", [local("Local")])
+    assert [x for x in beside.facts(K.MISCONFIGURATION) if x.reason == "LocalTrafficPolicy"] == []

@@ -72,6 +72,8 @@ class Service(K8sObject):
     cluster_ip: Text = None
     external_name: Text = None
     lb_addresses: StrList = Field(default_factory=list)  # status.loadBalancer.ingress
+    # spec.internalTrafficPolicy: "Local" sends a pod's calls only to endpoints on its node
+    internal_traffic_policy: Text = None
 
 
 class EndpointAddress(Record):

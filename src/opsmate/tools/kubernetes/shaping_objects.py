@@ -68,6 +68,7 @@ def _service(obj: Any, tz: tzinfo | None) -> dict[str, Any]:
         ],
         "cluster_ip": text(get(spec, "clusterIP")),
         "external_name": text(get(spec, "externalName")),
+        "internal_traffic_policy": text(get(spec, "internalTrafficPolicy")),
         "lb_addresses": [
             str(get(a, "ip") or get(a, "hostname"))
             for a in as_list(get(obj, "status", "loadBalancer", "ingress"))

@@ -14,6 +14,29 @@ _INGRESS = read("list_objects", "ingresses", kind="Ingress", namespace="{ns}")
 
 CARDS = (
     variant(
+        K.MISCONFIGURATION,
+        "service-local-traffic-policy",
+        "A Service with internalTrafficPolicy: Local has no endpoint on some callers' nodes",
+        reasons=("LocalTrafficPolicy",),
+        conclusive=True,
+        specificity=3.0,
+        phrase="a Service with internalTrafficPolicy: Local and no endpoint on the callers' nodes",
+        check="`kubectl -n {ns} get svc {target} -o jsonpath='{{.spec.internalTrafficPolicy}}'` "
+        "and `kubectl -n {ns} get pods -o wide` (which nodes run its endpoints, which its "
+        "failing callers)",
+        mitigation="set internalTrafficPolicy back to Cluster, or run an endpoint on every "
+        "node its callers run on (a DaemonSet) — a person decides",
+        topics=("internalTrafficPolicy", "service", "timeout", "node-local"),
+        asks=r"timeout|timed out|some (?:pods|nodes|requests)|intermittent|half|connect",
+        reads=(_SERVICES,),
+        evidence="the Service's spec.internalTrafficPolicy and the nodes of its ready pods "
+        "against the nodes of the callers that time out",
+        confirms="the failing callers run on nodes without a ready endpoint; those beside one "
+        "succeed",
+        rules_out="callers on a node with a ready endpoint failing too",
+        catalog=("k8sgpt:Service", "classic: node-local traffic policy"),
+    ),
+    variant(
         K.SELECTOR_MISMATCH,
         "service-selector-mismatch",
         "A Service's selector matches no pod",

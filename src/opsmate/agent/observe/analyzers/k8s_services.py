@@ -181,7 +181,48 @@ def service_selectors(ctx: ObserveContext) -> list[Fact]:
                 )
             )
         facts += _named_ports(ctx, svc, matching, ev)
+        facts += _local_only(ctx, svc, ready, pods, ev, ep_ref, service)
     return facts
+
+
+def _local_only(
+    ctx: ObserveContext,
+    svc: Service,
+    ready: list[Pod],
+    pods: list[Pod],
+    ev: list[str],
+    ep_ref: list[ObjRef],
+    service: str,
+) -> list[Fact]:
+    """A Service with ``internalTrafficPolicy: Local`` sends each pod's calls only to the
+    endpoints on that pod's own node: pods of its namespace on nodes where none of its ready
+    pods runs reach nothing through it (their connections time out)."""
+    if (svc.internal_traffic_policy or "").lower() != "local" or not ready:
+        return []
+    served = {p.node for p in ready if p.node}
+    mine = {id(p) for p in ready}
+    stranded = [
+        p for p in pods
+        if p.node and p.node not in served and id(p) not in mine and pod_ready(p)
+        and not selects(svc.selector, p.labels)
+    ]  # fmt: skip
+    if not served or not stranded:
+        return []
+    nodes = sorted({str(p.node) for p in stranded})
+    return [
+        k8s_fact(
+            ctx, K.MISCONFIGURATION, f"local-traffic:{svc.namespace}:{svc.name}",
+            f"Service `{svc.name}` has internalTrafficPolicy: Local, and its ready endpoints "
+            f"run only on {quoted(sorted(served), 3)}: the {len(stranded)} pod(s) on "
+            f"{quoted(nodes, 3)} ({quoted([str(p.name) for p in stranded], 3)}) reach no "
+            "endpoint through it, so their connections to it time out",
+            subject=ref("Service", svc.name, svc.namespace),
+            evidence=ev,
+            objects=[*_pod_refs(stranded), *ep_ref],
+            service=service, reason="LocalTrafficPolicy", conclusive=True,
+            detail={"served_nodes": sorted(served), "stranded_nodes": nodes},
+        )
+    ]  # fmt: skip
 
 
 def _port_number(declared: str) -> str:
