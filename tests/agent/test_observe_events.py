@@ -403,3 +403,24 @@ def test_an_event_account_is_said_with_the_failure_mode_its_card_names() -> None
     (f,), _ = run([event("FailedScheduling", msg, obj="db-0", count=14)])
     said = _cause_text(f)
     assert said.startswith("a bound volume pinned to a zone") and said.endswith(f.statement)
+
+
+def test_a_csi_driver_not_registered_names_the_pods_node() -> None:
+    from opsmate.agent.observe.graph import ObjectGraph
+    from opsmate.records.k8s import Pod
+
+    g = ObjectGraph()
+    g.add_listing("Pod", [Pod(name="files-6d8f9c7b5-x2x1q", namespace=NS, node="media-03")],
+                  "E1", namespace=NS)  # fmt: skip
+    msg = ('MountVolume.MountDevice failed for volume "pvc-1" : kubernetes.io/csi: attacher.'
+           "MountDevice failed to create newCsiDriverClient: driver name rbd.csi.ceph.com not "
+           "found in the list of registered CSI drivers")  # fmt: skip
+    (f,), _ = run([event("FailedMount", msg, obj="files-6d8f9c7b5-x2x1q", count=9)],
+                  ObserveContext(eid="E2", graph=g))  # fmt: skip
+    assert f.kind == FactKind.MISCONFIGURATION and f.severity == "error"
+    assert "(node media-03)" in f.statement and "node plugin" in f.statement
+    assert ObjRef(kind="Node", name="media-03") in f.objects
+    slow = event("FailedMount", "Unable to attach or mount volumes: timed out",
+                 obj="files-6d8f9c7b5-x2x1q")  # fmt: skip
+    (other,), _ = run([slow], ObserveContext(eid="E2", graph=g))
+    assert "media-03" not in other.statement  # a mount timing out is not the node's own

@@ -67,6 +67,7 @@ _NO_POD_IP = re.compile(
     r"assign an IP address|no (?:more )?(?:free )?IP addresses? (?:available|left)|IPAM|ipam"
     r"|failed to allocate (?:an )?IP|range is full|InsufficientFreeAddresses",
 )
+_CSI_UNREGISTERED = re.compile(r"not found in the list of registered CSI drivers", re.I)
 _OOM = re.compile(r"\b(?:out of memory|oom[- ]?kill|OOMKilled|Memory cgroup out of memory)", re.I)
 _LOW_ON = re.compile(r"low on resource:?\s*([\w-]+)", re.I)
 _USING = re.compile(
@@ -248,6 +249,15 @@ def read_message(reason: str | None, message: str | None, namespace: str | None)
         return Reading(K.EVICTED, detail=evicted)
     if r == "BackOff" or _BACKOFF_RESTART.search(m):
         return Reading(K.CRASH_LOOP, severity="warning")
+    if r in ("FailedMount", "FailedAttachVolume") and _CSI_UNREGISTERED.search(m):
+        # the kubelet of the pod's node has no such driver registered: the driver's node
+        # plugin (a DaemonSet) runs no pod on that node
+        return Reading(
+            K.MISCONFIGURATION,
+            detail={"on_node": True},
+            meaning="the CSI driver's node plugin is not registered on the pod's node: its "
+            "DaemonSet runs no pod there (a taint it does not tolerate, a nodeSelector)",
+        )
     if r in ("FailedMount", "FailedAttachVolume"):
         return Reading(K.MISCONFIGURATION, severity="warning")
     if r in (

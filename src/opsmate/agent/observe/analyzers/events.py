@@ -127,6 +127,11 @@ def _fact(
         pod = ctx.graph.get("Pod", ns, g["objects"][0]) if g["objects"] else None
         node = getattr(pod, "node", None)
         node_ref = ObjRef(kind="Node", name=str(node)) if node else None
+    elif reading is not None and reading.detail.get("on_node") and obj_kind == "Pod":
+        # what fails on the pod's node (a driver not registered there): name the node
+        pod = ctx.graph.get("Pod", ns, g["objects"][0]) if g["objects"] else None
+        node = getattr(pod, "node", None)
+        node_ref = ObjRef(kind="Node", name=str(node)) if node else None
     if reading is None and ev.type == "Warning":
         kind = FactKind.OBSERVATION
     severity = reading.severity if reading else ("warning" if ev.type == "Warning" else "info")
@@ -143,6 +148,8 @@ def _fact(
         statement += f" (node condition {condition})"
     if reading is not None and reading.meaning:
         statement += f" — {reading.meaning}"
+    if node_ref is not None and reading is not None and reading.detail.get("on_node"):
+        statement += f" (node {node_ref.name})"
     subject = ObjRef(kind=obj_kind, name=objs[0], namespace=ns) if objs else None
     objects = [ObjRef(kind=obj_kind, name=o, namespace=ns) for o in objs[1:6]]
     if reading:
