@@ -73,20 +73,23 @@ def test_cancel_from_another_thread(mini_bundle: Path, write_script) -> None:  #
 
 
 def test_the_investigation_waits_for_what_the_root_causes_own_card_asks_read() -> None:
-    from opsmate.agent.kinds import card_for
     from opsmate.agent.loop.investigation import root_reads_pending
     from opsmate.agent.observe.facts import Fact, FactKind
+    from opsmate.agent.plan.registry import RuleContext, propose
     from opsmate.agent.state import PendingCheck
 
     full = Fact(key="log:registry:nospace", statement="s", kind=FactKind.SATURATION,
-                severity="error", reason="disk_full",
+                severity="error", reason="disk_full", focus=True, evidence=["E4"],
                 quote="mkdir /var/lib/registry/x: no space left on device")  # fmt: skip
-    title = card_for(full).title
-    inodes = PendingCheck(tool="query_metrics", args={"query": "kubelet_volume_stats_inodes_free"},
-                          reason=f"{title}: the free inodes of each volume",
-                          trigger_fact=full.key)  # fmt: skip
-    assert root_reads_pending(full, [inodes])
-    other = inodes.model_copy(update={"trigger_fact": "log:web:timeout"})
-    assert not root_reads_pending(full, [other])  # another fact's read
-    generic = inodes.model_copy(update={"reason": "which services log errors"})
-    assert not root_reads_pending(full, [generic])  # not the card's read
+    tools = frozenset({"query_metrics", "log_stats", "search_logs"})
+    ctx = RuleContext(tools=tools, namespace="registry", facts=[full])
+    queued = [PendingCheck(tool=p.check.tool, args=dict(p.check.args), reason=p.check.reason,
+                           trigger_fact=p.fact, rule=p.rule)
+              for p in propose([full], None, ctx)]  # fmt: skip
+    card = [p for p in queued if p.rule == "card_reads"]
+    assert card and any("inodes" in str(p.args) for p in card)  # the card's deciding series
+    assert root_reads_pending(full, card)
+    other = [p.model_copy(update={"trigger_fact": "log:web:timeout"}) for p in card]
+    assert not root_reads_pending(full, other)  # another fact's reads
+    search = card[0].model_copy(update={"rule": "occurrences_of_error"})
+    assert not root_reads_pending(full, [search])  # another rule's read: not the card's

@@ -29,8 +29,9 @@ def _pod(name: str, node: str, failing: bool) -> Pod:
                  last_termination={"reason": "Error", "exit_code": 255})  # fmt: skip
     else:
         c.update(state="running")
-    return Pod.model_validate({"name": name, "namespace": NS, "node": node,
-                               "phase": "Running", "containers": [c]})  # fmt: skip
+    return Pod.model_validate({"name": name, "namespace": NS, "node": node, "phase": "Running",
+                               "ready": "0/1" if failing else "1/1",
+                               "containers": [c]})  # fmt: skip
 
 
 def _graph(pods: list[Pod]) -> ObjectGraph:

@@ -681,3 +681,13 @@ def test_what_was_over_before_the_window_began_is_not_followed_up() -> None:
                 subject=ObjRef(kind="Node", name="w1"))  # fmt: skip
     still = propose([down], None, ctx)
     assert still and still == propose([down], None, RuleContext(tools=ALL_TOOLS))  # may hold
+
+
+def test_a_cards_series_written_for_a_namespace_is_not_asked_without_one() -> None:
+    full = fact(FactKind.SATURATION, severity="error", reason="disk_full", focus=True,
+                quote="no space left on device")  # fmt: skip
+    none = fact_checks("card_reads", full, rctx(facts=[full]))
+    assert not [c for c in none if c.tool == "query_metrics"]  # no query: nothing to ask
+    known = fact_checks("card_reads", full, rctx(facts=[full], namespace="registry"))
+    queries = [str(c.args.get("query")) for c in known if c.tool == "query_metrics"]
+    assert queries and all('namespace="registry"' in q for q in queries)

@@ -59,6 +59,7 @@ class PendingCheck(BaseModel):
     essential: bool = False  # baseline survey: steps are kept in reserve for it
     trigger: str | None = None  # E id that prompted a reactive rule
     trigger_fact: str | None = None  # key of the fact that prompted it
+    rule: str | None = None  # the rule that proposed it (a fact's card reads: "card_reads")
     held_from: int | None = None  # its own priority, while held back (a fact unrelated to
     # the subject prompted it); restored once that fact turns out to be linked
 

@@ -49,9 +49,8 @@ def dependencies(facts: Iterable[Fact]) -> set[str]:
     out = set(re.findall(r"[a-z0-9][a-z0-9.-]{2,}", said))
     for f in mine:
         out.update(o.name.lower() for o in f.objects if o.kind in ("host", "app", "Service"))
-    out |= {w.split(".")[0].split(":")[0] for w in out if "." in w or ":" in w}
-    for f in mine:
         out |= rpc_services(f"{f.quote or ''} {f.message or ''}")
+    out |= {w.split(".")[0].split(":")[0] for w in out if "." in w or ":" in w}
     if any(is_dns_failure(f) for f in mine):
         out.add(CLUSTER_DNS)
     return out

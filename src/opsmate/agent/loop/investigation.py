@@ -18,7 +18,6 @@ import time
 from collections.abc import Callable
 
 from opsmate.agent.judge.analysis import analyse
-from opsmate.agent.kinds import card_for
 from opsmate.agent.kinds.registry import weak_root
 from opsmate.agent.loop.engine import Engine, Limits
 from opsmate.agent.loop.events import (
@@ -287,5 +286,4 @@ class Investigation(Steps, ModelTurns):
 def root_reads_pending(lead: Fact, pending: list[PendingCheck]) -> bool:
     """Whether a read the root cause's own card asks for (its deciding series: the free
     inodes of a volume that reports "no space left") is still queued for that fact."""
-    title = f"{card_for(lead).title}:"
-    return any(p.trigger_fact == lead.key and p.reason.startswith(title) for p in pending)
+    return any(p.rule == "card_reads" and p.trigger_fact == lead.key for p in pending)

@@ -191,6 +191,7 @@ class Steps:
                 priority=int(p.tier),
                 trigger=p.trigger,
                 trigger_fact=p.fact,
+                rule=p.rule,
                 essential=essential and p.fact is None,
             )
             self.planner.add(hold(check, unrelated))

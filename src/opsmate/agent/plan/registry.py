@@ -19,6 +19,7 @@ from typing import Any
 
 from opsmate.agent.intake.subject import Subject
 from opsmate.agent.kinds import by_id, seen
+from opsmate.agent.observe import depgraph
 from opsmate.agent.observe.facts import Fact, FactKind
 from opsmate.agent.observe.graph import ObjectGraph
 from opsmate.agent.plan.tiers import Tier
@@ -49,6 +50,14 @@ class RuleContext:
     runbook_text: str = ""  # the text of the runbooks already known (lower-case)
     window_from: datetime | None = None  # the start of the window the question is about
     question: str = ""  # what was asked
+    _deps: depgraph.DependencyGraph | None = field(default=None, init=False, repr=False)
+
+    def deps(self) -> depgraph.DependencyGraph:
+        """The dependency graph the object graph and the facts show (built once per context:
+        every rule that reacts to the same step reads the same one)."""
+        if self._deps is None:
+            self._deps = depgraph.build(self.graph, self.facts)
+        return self._deps
 
     def shows(self, card_id: str) -> bool:
         """Whether the question or the errors read so far show the card's failure mode the

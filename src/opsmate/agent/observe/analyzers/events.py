@@ -121,14 +121,12 @@ def _fact(
     reading = read_message(reason, msg, ns)
     kind = reading.kind if reading else FactKind.OBSERVATION
     node_ref: ObjRef | None = None
-    if reading is not None and kind == FactKind.NODE_PROBLEM and obj_kind == "Pod":
-        # a pod suffering its node's state: a symptom of the node's problem
-        kind = FactKind.NOT_READY
-        pod = ctx.graph.get("Pod", ns, g["objects"][0]) if g["objects"] else None
-        node = getattr(pod, "node", None)
-        node_ref = ObjRef(kind="Node", name=str(node)) if node else None
-    elif reading is not None and reading.detail.get("on_node") and obj_kind == "Pod":
-        # what fails on the pod's node (a driver not registered there): name the node
+    on_node = reading is not None and reading.detail.get("on_node")
+    if reading is not None and obj_kind == "Pod" and (kind == FactKind.NODE_PROBLEM or on_node):
+        # a pod suffering its node's state (a symptom of the node's problem), or what fails
+        # on the pod's node (a driver not registered there): the node is named
+        if kind == FactKind.NODE_PROBLEM:
+            kind = FactKind.NOT_READY
         pod = ctx.graph.get("Pod", ns, g["objects"][0]) if g["objects"] else None
         node = getattr(pod, "node", None)
         node_ref = ObjRef(kind="Node", name=str(node)) if node else None
@@ -148,7 +146,7 @@ def _fact(
         statement += f" (node condition {condition})"
     if reading is not None and reading.meaning:
         statement += f" — {reading.meaning}"
-    if node_ref is not None and reading is not None and reading.detail.get("on_node"):
+    if node_ref is not None and on_node:
         statement += f" (node {node_ref.name})"
     subject = ObjRef(kind=obj_kind, name=objs[0], namespace=ns) if objs else None
     objects = [ObjRef(kind=obj_kind, name=o, namespace=ns) for o in objs[1:6]]

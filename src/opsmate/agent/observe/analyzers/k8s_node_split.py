@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from opsmate.agent.observe.analyzers.k8s_common import evidence, graph_cached, k8s_fact, ref
+from opsmate.agent.observe.analyzers.k8s_services import pod_ready
 from opsmate.agent.observe.context import ObserveContext
 from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.facts import FactKind as K
@@ -32,10 +33,6 @@ def failing(p: Pod) -> bool:
     )
 
 
-def healthy(p: Pod) -> bool:
-    return p.phase == "Running" and bool(p.containers) and all(c.ready for c in p.containers)
-
-
 @over_graph
 @graph_cached
 def architecture_split(ctx: ObserveContext) -> list[Fact]:
@@ -51,7 +48,7 @@ def architecture_split(ctx: ObserveContext) -> list[Fact]:
     facts: list[Fact] = []
     for (ns, w), pods in sorted(groups.items(), key=lambda kv: (kv[0][0] or "", kv[0][1])):
         bad = [p for p in pods if failing(p)]
-        good = [p for p in pods if healthy(p)]
+        good = [p for p in pods if pod_ready(p)]
         bad_arch = {arch[str(p.node)] for p in bad}
         good_arch = {arch[str(p.node)] for p in good}
         if not bad or not good or len(bad_arch) != 1 or bad_arch & good_arch:

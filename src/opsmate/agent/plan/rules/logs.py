@@ -218,7 +218,7 @@ def backing_store_logs(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
         f"{fact.quote or ''} {fact.message or ''}"
     ):
         return []
-    dg = depgraph.build(ctx.graph, ctx.facts)
+    dg = ctx.deps()
     src = depgraph.fact_component(dg, fact)
     if src is None:
         return []
@@ -244,7 +244,7 @@ def callee_logs(fact: Fact, ctx: RuleContext) -> Iterable[Check]:
         return []
     if fact.reason == "slow":
         return []  # a slow operation of its own, not a call
-    dg = depgraph.build(ctx.graph, ctx.facts)
+    dg = ctx.deps()
     running = {w for p in ctx.graph.pods() if p.name and (w := depgraph.workload_of(p))}
     named = sorted(c for c in links.named_components(fact, dg) if c in running)
     return [
