@@ -118,3 +118,13 @@ def test_an_ingress_whose_backend_the_question_says_works_is_not_the_subject() -
         ["huginn"],
     )
     assert "huginn-web" not in g.subject.names and g.subject.namespace == "huginn"
+
+
+def test_a_kind_word_said_with_a_word_that_names_nothing_gives_no_kind() -> None:
+    # "did a bad node break it": "node" went with "break", which names no object;
+    # api-service, found otherwise, is not a node
+    g = _ground("api-service returns 500s since 08:10. Did a bad node break it? in app-108")
+    assert g.subject.names == ["api-service"]
+    assert g.subject.kind is None
+    # a kind said with a name that exists stays
+    assert _ground("deployment api-service returns 500s in app-108").subject.kind == "Deployment"

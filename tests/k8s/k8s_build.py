@@ -36,6 +36,8 @@ GV = {
     "IngressClass": "networking.k8s.io/v1",
     "NetworkPolicy": "networking.k8s.io/v1",
     "StorageClass": "storage.k8s.io/v1",
+    "CSINode": "storage.k8s.io/v1",
+    "VolumeAttachment": "storage.k8s.io/v1",
     "EndpointSlice": "discovery.k8s.io/v1",
     "Role": "rbac.authorization.k8s.io/v1",
     "RoleBinding": "rbac.authorization.k8s.io/v1",
@@ -74,6 +76,8 @@ CLUSTER = {
     "Namespace",
     "PersistentVolume",
     "StorageClass",
+    "CSINode",
+    "VolumeAttachment",
     "IngressClass",
     "ClusterRole",
     "ClusterRoleBinding",
@@ -300,6 +304,25 @@ def shop_objects() -> list[dict[str, Any]]:
             "standard",
             provisioner="example.com/disk",
             metadata={"annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+        ),
+        obj(
+            "CSINode",
+            "node-1",
+            spec={
+                "drivers": [
+                    {"name": "ebs.csi.aws.com", "nodeID": "i-1", "allocatable": {"count": 25}}
+                ]
+            },
+        ),
+        obj(
+            "VolumeAttachment",
+            "csi-0a1b",
+            spec={
+                "attacher": "ebs.csi.aws.com",
+                "nodeName": "node-1",
+                "source": {"persistentVolumeName": "pv-1"},
+            },
+            status={"attached": True},
         ),
         obj("ConfigMap", "cart-config", data={"LOG_LEVEL": "debug", "FEATURE_X": "on"}),
         obj(

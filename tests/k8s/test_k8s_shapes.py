@@ -206,7 +206,8 @@ def test_every_kind_shapes_and_none_shows_a_secret() -> None:
     assert seen == set(KINDS), set(KINDS) - seen
     cm = shape_object("ConfigMap", obj("ConfigMap", "c", data={"a": "1"}, binaryData={"b": "Ag=="}))
     assert cm["keys"] == ["a", "b"]
-    assert set(shape_object("Secret", shop_objects()[11])) == {
+    secret = next(o for o in shop_objects() if o["kind"] == "Secret")
+    assert set(shape_object("Secret", secret)) == {
         "kind",
         "name",
         "namespace",

@@ -76,6 +76,8 @@ RESOURCES: dict[str, tuple[str, str, bool]] = {
     "networkpolicies": ("NetworkPolicy", "networking.k8s.io/v1", True),
     "ingressclasses": ("IngressClass", "networking.k8s.io/v1", False),
     "storageclasses": ("StorageClass", "storage.k8s.io/v1", False),
+    "csinodes": ("CSINode", "storage.k8s.io/v1", False),
+    "volumeattachments": ("VolumeAttachment", "storage.k8s.io/v1", False),
     "endpointslices": ("EndpointSlice", "discovery.k8s.io/v1", True),
     "roles": ("Role", "rbac.authorization.k8s.io/v1", True),
     "rolebindings": ("RoleBinding", "rbac.authorization.k8s.io/v1", True),

@@ -113,6 +113,9 @@ class LogFieldNames:
         "errorMessage", "stack_trace", "stacktrace", "stack", "@x", "error.stack_trace",
         # structured logs that put the detail under an attributes object (MongoDB's attr)
         "attr.message", "attr.error.errmsg", "attr.errmsg", "attr.reason", "attributes.error",
+        # lager (Cloud Foundry, Concourse) and other loggers that nest a record's context
+        # under one object: {"message": "atc.db.failed-to-open", "data": {"error": ...}}
+        "data.error", "data.err", "fields.error", "context.error", "ctx.error",
     )  # fmt: skip
     logger: tuple[str, ...] = _tup("logger", "logger_name", "loggerName", "log.logger", "caller")
     status: tuple[str, ...] = _tup(

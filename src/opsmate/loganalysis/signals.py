@@ -308,7 +308,10 @@ SERVICE_NAME_SETTINGS = frozenset({"DD_SERVICE", "DD_ENV", "DD_VERSION"})
 # placeholder, the pod itself
 NOT_A_HOST = frozenset(
     {"true", "false", "yes", "no", "on", "off", "enabled", "disabled", "none", "null", "nil",
-     "localhost", "auto", "default", "unset"}
+     "localhost", "auto", "default", "unset",
+     # a backend's kind, not its address ("STORAGE_BACKEND=s3", "CACHE_BACKEND=memory")
+     "s3", "gcs", "azure", "local", "memory", "inmemory", "in-memory", "disk", "file",
+     "filesystem", "fs", "builtin", "noop"}
 )  # fmt: skip
 
 # -- saturation --------------------------------------------------------------------------

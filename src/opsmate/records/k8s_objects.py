@@ -181,6 +181,20 @@ class StorageClass(K8sObject):
     allow_expansion: Flag = False
 
 
+class CSINode(K8sObject):
+    """A node's CSI drivers and how many volumes each may attach there."""
+
+    attach_limits: dict[str, int] = Field(default_factory=dict)  # driver -> allocatable.count
+
+
+class VolumeAttachment(K8sObject):
+    attacher: Text = None  # the CSI driver
+    node: Text = None
+    volume: Text = None  # the PersistentVolume
+    attached: Flag = False
+    error: Text = None  # status.attachError.message
+
+
 # ----------------------------------------------------------------------------- config
 
 
@@ -240,6 +254,7 @@ class RoleBinding(K8sObject):
 
 __all__ = [
     "RECORD_TYPES",
+    "CSINode",
     "Certificate",
     "ConfigMap",
     "CronJob",
@@ -277,6 +292,7 @@ __all__ = [
     "ServiceAccount",
     "ServicePort",
     "StorageClass",
+    "VolumeAttachment",
     "VolumeClaimTemplate",
     "Webhook",
     "WebhookConfiguration",
@@ -298,6 +314,8 @@ RECORD_TYPES: dict[str, type[Record]] = {
     "PersistentVolumeClaim": PersistentVolumeClaim,
     "PersistentVolume": PersistentVolume,
     "StorageClass": StorageClass,
+    "CSINode": CSINode,
+    "VolumeAttachment": VolumeAttachment,
     "ConfigMap": ConfigMap,
     "Secret": Secret,
     "ServiceAccount": ServiceAccount,

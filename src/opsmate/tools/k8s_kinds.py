@@ -113,6 +113,17 @@ KIND_TABLE: tuple[KindInfo, ...] = (
         "storage_class",
         "sc",
     ),
+    # a node's attachable volume count (allocatable.count per CSI driver) and what is attached
+    _k("CSINode", "storage.k8s.io", "v1", "csinodes", False, "StorageV1Api", "csi_node"),
+    _k(
+        "VolumeAttachment",
+        "storage.k8s.io",
+        "v1",
+        "volumeattachments",
+        False,
+        "StorageV1Api",
+        "volume_attachment",
+    ),
     _k("ConfigMap", "", "v1", "configmaps", True, CORE, "config_map", "cm"),
     _k("Secret", "", "v1", "secrets", True, CORE, "secret", metadata_only=True),
     _k("ServiceAccount", "", "v1", "serviceaccounts", True, CORE, "service_account", "sa"),

@@ -120,6 +120,8 @@ def ground(
         }
         if any(said.values()):
             out.names = list(dict.fromkeys(said.get(n) or n for n in out.names))
+            if out.kind_name is not None:
+                out.kind_name = said.get(out.kind_name) or out.kind_name
             focus = list(dict.fromkeys(said.get(f) or f for f in focus))
             notes.extend(f"{n!r} is taken as {full}" for n, full in said.items() if full)
         known = [n for n in out.names if inventory.has_object(n)]
@@ -142,6 +144,10 @@ def ground(
                 "the investigation covers "
                 + (f"the namespace {out.namespace}" if out.namespace else "every namespace")
             )
+    if out.kind_name is not None and out.kind_name not in out.names:
+        # the kind word went with a word that names nothing ("a bad node broke it"): the
+        # subject found otherwise is not of that kind
+        out.kind, out.kind_name = None, None
     return Grounding(out, notes, unresolved, focus)
 
 

@@ -189,7 +189,7 @@ def detect_subject(
     guessed_hosts = _guessed_hosts(low, hosts) if (kept or namespace) else []
     hosts = [h for h in hosts if h not in guessed_hosts]
     if kind_name is not None and kind_name not in {n for _, n in kept}:
-        kind = None  # the kind word belonged to the suspect ("the backup job")
+        kind, kind_name = None, None  # the kind word belonged to the suspect ("the backup job")
     suspects = sorted({n for _, n in names} - {n for _, n in kept} | set(guessed_hosts))
     names = kept
     ordered = [n for _, n in sorted(names)]
@@ -199,7 +199,7 @@ def detect_subject(
             unique = [u for u in unique if not n.startswith(u + "-") or u == n]
             unique.append(n)
     return Subject(
-        names=unique[:4], kind=kind, namespace=namespace, hosts=hosts[:3],
+        names=unique[:4], kind=kind, kind_name=kind_name, namespace=namespace, hosts=hosts[:3],
         symptom=detect_symptom(text), suspects=suspects, backlog=bool(_BACKLOG.search(low)),
     )  # fmt: skip
 

@@ -22,6 +22,7 @@ class Subject(BaseModel):
 
     names: list[str] = Field(default_factory=list)  # object / service names, lower-case
     kind: str | None = None  # Pod | Deployment | Job | Service | StatefulSet | Ingress | ...
+    kind_name: str | None = None  # the name the kind word was said with ("node <name>")
     namespace: str | None = None
     hosts: list[str] = Field(default_factory=list)  # host names (Ingress rules, dependencies)
     symptom: FactKind | None = None  # what the question reports (errors, slow, crashing ...)

@@ -226,13 +226,17 @@ def root_statement(
     then = None if card_for(lead).has(Trait.STUCK) else _then_clause(c, symptom, lead)
     # the verbatim error that followed, room allowing (its quote decides; the name of its
     # failure mode, a few words, comes with it)
-    if then is not None and _fits(then[2], room, cause):
-        room -= words(then[2]) + 1
+    said_then = None
+    if then is not None:
+        # the failure mode's name with the quote when both fit, else the quote alone
+        said_then = next((t for t in (then[0], then[2]) if _fits(t, room, cause)), None)
+    if then is not None and said_then is not None:
+        room -= words(said_then) + 1
     else:
         then = None
     first = " ".join(p for p in (opening, clip_cause(cause, max(room, 8)), ids) if p)
     if then is not None:
-        first = f"{first.rstrip().rstrip('.')}; then {then[0]}"
+        first = f"{first.rstrip().rstrip('.')}; then {said_then}"
         add([then[1]])
     first = first.rstrip().rstrip(".") + "."
     text = f"{first} {trigger}".strip()
@@ -290,6 +294,8 @@ def _then_clause(c: Candidate, symptom: Fact | None, lead: Fact) -> tuple[str, F
         elif words(quote) > THEN_WORDS and ": " in quote:
             # "doing X: calling Y: context deadline exceeded": the innermost error is last
             quote = ": ".join(quote.split(": ")[-2:])
+        if clip_words(quote, THEN_WORDS).removesuffix(" …").lower() in seen:
+            continue  # the same error under another message: the cause already quotes it
         card = card_for(f)
         named = (
             f"{card.phrase}: "

@@ -36,7 +36,12 @@ from opsmate.loganalysis.signals import (
 )
 from opsmate.records.k8s import Container, Pod, Volume
 
-_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://(?:[^@/\s\"']+@)?([a-z0-9][a-z0-9.-]*)(?::(\d+))?", re.I)
+# an object store's URI names a bucket, not a host (s3://bucket/prefix, gs://, abfss://)
+_BUCKET_SCHEMES = r"(?:s3[an]?|gs|gcs|az|azure|abfss?|wasbs?|oss|cos|file)://"
+_URL = re.compile(
+    rf"\b(?!{_BUCKET_SCHEMES})[a-z][a-z0-9+.-]*://(?:[^@/\s\"']+@)?([a-z0-9][a-z0-9.-]*)(?::(\d+))?",
+    re.I,
+)
 _K8S_TARGET = re.compile(r"\bk8s://([a-z0-9][a-z0-9-]*)/([a-z0-9][a-z0-9-]*)(?::(\d+))?", re.I)
 _HOSTPORT = re.compile(r"(?<![\w./@-])([a-z][a-z0-9-]*(?:\.[a-z0-9-]+)*):(\d{2,5})\b", re.I)
 _IPPORT = re.compile(r"(?<![\d.])(\d{1,3}(?:\.\d{1,3}){3})(?::(\d{2,5}))?(?![\d.])")

@@ -289,6 +289,26 @@ def _storage_class(obj: Any, tz: tzinfo | None) -> dict[str, Any]:
     }
 
 
+def _csi_node(obj: Any, tz: tzinfo | None) -> dict[str, Any]:
+    limits: dict[str, int] = {}
+    for d in as_list(get(obj, "spec", "drivers")):
+        count = get(d, "allocatable", "count") if isinstance(d, Mapping) else None
+        name = text(get(d, "name")) if isinstance(d, Mapping) else None
+        if name and isinstance(count, int) and not isinstance(count, bool):
+            limits[name] = count
+    return {"attach_limits": limits}
+
+
+def _volume_attachment(obj: Any, tz: tzinfo | None) -> dict[str, Any]:
+    return {
+        "attacher": text(get(obj, "spec", "attacher")),
+        "node": text(get(obj, "spec", "nodeName")),
+        "volume": text(get(obj, "spec", "source", "persistentVolumeName")),
+        "attached": bool(get(obj, "status", "attached")),
+        "error": text(get(obj, "status", "attachError", "message")),
+    }
+
+
 # ----------------------------------------------------------------------------- config
 
 
@@ -496,6 +516,8 @@ SHAPERS: dict[str, Shaper] = {
     "PersistentVolumeClaim": _pvc,
     "PersistentVolume": _pv,
     "StorageClass": _storage_class,
+    "CSINode": _csi_node,
+    "VolumeAttachment": _volume_attachment,
     "ConfigMap": _config_map,
     "Secret": _secret,
     "ServiceAccount": _service_account,

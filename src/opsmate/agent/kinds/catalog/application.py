@@ -413,6 +413,70 @@ CARDS = (
         topics=("acl", "authoriz", "kafka", "rabbitmq", "permission", "broker"),
         catalog=("classic: broker ACL", "blind5"),
     ),
+    *variants(
+        (
+            (K.LOG_ERROR, "object-store-access-denied"),
+            (K.DEPENDENCY_FAILURE, "object-store-access-denied-call"),
+        ),
+        "A cloud access policy (a bucket policy, an IAM role's policy) denies the operation",
+        words=r"AccessDenied|explicit deny|is not authorized to perform:"
+        r"|does not have storage\.\w+\.\w+ access|AuthorizationPermissionMismatch"
+        r"|InvalidAccessKeyId|SignatureDoesNotMatch|AllAccessDisabled",
+        example=(
+            "",
+            "AccessDenied: User: arn:aws:sts::1:assumed-role/app/x is not authorized to "
+            "perform: s3:PutObject on resource: arn:aws:s3:::bucket/k with an explicit deny "
+            "in a resource-based policy",
+        ),
+        role=Role.CAUSE,
+        conclusive=True,
+        specificity=3.0,
+        phrase="an access policy (bucket or IAM policy) that denies the operation",
+        check="read the policy the error names (the bucket's policy, the role's policies) "
+        "and what changed it (its history in the cloud's audit log or in Git)",
+        mitigation="restore the permission the workload needs, or send what the policy now "
+        "requires (a reviewed change; a person decides)",
+        topics=("access denied", "bucket policy", "iam", "s3", "permission", "object storage"),
+        asks=r"upload|bucket|s3|object|storage|denied|403|permission",
+        evidence="the storage service's AccessDenied / 403 in the client's log, naming the "
+        "action and the resource",
+        catalog=("classic: cloud IAM / bucket policy denies", "ITBench: IAM misconfiguration"),
+    ),
+    variant(
+        K.LOG_ERROR,
+        "consumer-offset-out-of-range",
+        "The broker's retention deleted records a consumer had not read yet (records lost)",
+        words=r"offset is outside the range of offsets|OffsetOutOfRange|offset out of range"
+        r"|Offset out of range|no longer available on the server|offsets? (?:was|were) "
+        r"(?:deleted|truncated) by retention",
+        example=(
+            "",
+            "kafka server: The requested offset is outside the range of offsets maintained "
+            "by the server for the given topic/partition",
+        ),
+        role=Role.CAUSE,
+        conclusive=True,
+        specificity=3.1,
+        phrase="the topic's retention deleting records before the consumer read them "
+        "(offset out of range: those records are lost)",
+        check="compare the topic's retention (retention.ms / retention.bytes) with the "
+        "consumer group's lag at its peak; the broker logs each deleted segment",
+        mitigation="raise the topic's retention above the worst lag, and scale or speed up "
+        "the consumers (a reviewed change)",
+        topics=("retention", "kafka", "consumer lag", "offset", "data loss", "topic"),
+        asks=r"gap|hole|missing|lost|lag|kafka|topic|consumer",
+        reads=(
+            read(
+                "search_logs",
+                "the broker's log of segments deleted by retention",
+                query='"retention"',
+                page_size="50",
+            ),
+        ),
+        evidence="the consumer's out-of-range error and the broker's 'Deleting segment ... "
+        "due to retention' lines at the same time",
+        catalog=("classic: Kafka retention shorter than consumer lag",),
+    ),
     variant(
         K.LOG_ERROR,
         "poison-message",

@@ -53,6 +53,33 @@ CARDS = (
         rules_out="a node with enough allocatable left",
         catalog=("k8sgpt:Pod", "HolmesGPT:pending resources", "ITBench:scheduling"),
     ),
+    # before the placement rules: the nodes that pass the pod's zone / selector / taints
+    # are the ones full of attached volumes, so the attach limit is what keeps it off them
+    variant(
+        K.SCHEDULING,
+        "volume-attach-limit",
+        "The nodes the pod may use have reached their volume attach limit (CSINode count)",
+        words=r"exceed max volume count|max volume count|maximum (?:number of )?(?:attached |"
+        r"attachable )?volumes|too many (?:attached )?volumes|AttachVolumeLimitExceeded",
+        example=(
+            "FailedScheduling",
+            "0/7 nodes are available: 2 node(s) exceed max volume count, 5 node(s) had volume "
+            "node affinity conflict.",
+        ),
+        conclusive=True,
+        specificity=3.0,
+        phrase="nodes at their volume attach limit (they exceed max volume count)",
+        check="compare the attachable volume count of the nodes the pod may use (`kubectl get "
+        "csinode -o yaml`: allocatable.count) with the volumes attached to them (`kubectl get "
+        "volumeattachments`)",
+        mitigation="free attach slots on those nodes (move or delete pods with volumes there), "
+        "or add a node where the volume can attach (a person decides)",
+        topics=("attach", "volume", "csinode", "pending", "ebs", "schedul"),
+        asks=r"pending|volume|attach",
+        reads=(_NODES, read("list_objects", "the nodes' attach limits", kind="CSINode")),
+        confirms="the scheduler's 'exceed max volume count' for the nodes in the volume's zone",
+        catalog=("k8sgpt:Pod", "classic: EBS attach limit per node", "SREGym: storage"),
+    ),
     variant(
         K.SCHEDULING,
         "untolerated-taint",
