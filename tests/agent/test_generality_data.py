@@ -81,3 +81,66 @@ def test_nodes_at_their_attach_limit_outrank_the_zone_conflict_of_the_others() -
     g = Fact(key="z", statement=only_zone, kind=K.SCHEDULING, reason="FailedScheduling",
              quote=only_zone)  # fmt: skip
     assert card_for(g).id == "volume-node-affinity-conflict"
+
+
+def test_an_inotify_limit_is_its_own_saturation_not_a_full_disk() -> None:
+    from opsmate.loganalysis.signals import classify
+
+    line = (
+        "WARNING: Failed to start filesystem watcher for folder: failed to setup inotify "
+        "handler. Please increase inotify limits"
+    )
+    assert classify(line).reason == "inotify_exhausted"
+    watch = "inotify_add_watch /data/x: no space left on device"
+    assert classify(watch).reason == "inotify_exhausted"
+    assert classify("write /data/x: no space left on device").reason != "inotify_exhausted"
+    f = Fact(key="i", statement=line, kind=K.SATURATION, reason="inotify_exhausted", quote=line)
+    assert card_for(f).id == "inotify-limit"
+
+
+def test_a_tenants_series_limit_is_the_cause_of_its_missing_data() -> None:
+    quote = (
+        "send data to ingesters: user=team-a: per-user series limit of 150000 exceeded "
+        "(err-mimir-max-series-per-user)"
+    )
+    card = card_for(_fact(K.LOG_ERROR, quote))
+    assert card.id == "tenant-limit-exceeded" and card.conclusive
+
+
+def test_a_go_kit_component_field_is_a_subsystem_not_the_service() -> None:
+    pl = parse_line('level=error component=remote msg="non-recoverable error" err="HTTP 400"')
+    assert pl.service is None
+    assert parse_line('{"service": "cart", "level": "error", "msg": "x"}').service == "cart"
+
+
+def test_data_that_does_not_arrive_widens_the_scope_to_what_carries_it() -> None:
+    from opsmate.agent.intake.names import detect_subject
+
+    q = "Payments dashboards have no data for checkout-api since 09:25, namespace monitoring"
+    assert detect_subject(q, namespace="monitoring").backlog
+    assert detect_subject("log search shows nothing newer than 10:00", namespace="x").backlog
+    assert not detect_subject("checkout-api returns 500s", namespace="monitoring").backlog
+
+
+def test_a_writers_error_in_the_namespace_of_missing_data_is_in_scope() -> None:
+    from opsmate.agent.intake.subject import Subject
+    from opsmate.agent.judge import links
+    from opsmate.agent.observe.depgraph import DependencyGraph
+    from opsmate.agent.observe.facts import ObjRef
+    from opsmate.agent.observe.graph import ObjectGraph
+
+    # a log fact names its service only; the service's pods say where it runs
+    dg = DependencyGraph()
+    dg.aliases.update({"prometheus": "prometheus", "billing": "billing"})
+    dg.namespaces.update({"prometheus": "monitoring", "billing": "shop"})
+
+    def logged_by(svc: str) -> Fact:
+        return Fact(key=svc, statement="x", kind=K.LOG_ERROR, service=svc,
+                    subject=ObjRef(kind="app", name=svc))  # fmt: skip
+
+    gap = Subject(names=["checkout-api"], namespace="monitoring", backlog=True)
+    g = ObjectGraph()
+    assert links.relation(logged_by("prometheus"), gap, g, set(), [], dg=dg) == links.SCOPE
+    assert links.relation(logged_by("billing"), gap, g, set(), [], dg=dg) == links.UNRELATED
+    plain = Subject(names=["checkout-api"], namespace="monitoring")
+    assert links.relation(logged_by("prometheus"), plain, g, set(), [], dg=dg) == links.UNRELATED

@@ -650,6 +650,16 @@ def test_an_ingress_with_an_address_is_served_its_class_is_not_read() -> None:
     assert ("list_objects", {"kind": "IngressClass"}) in [(c.tool, c.args) for c in unserved]
 
 
+def test_an_ingress_that_names_no_class_reads_the_classes_whatever_address_it_kept() -> None:
+    # served by a default class only: the address it kept from an earlier controller proves
+    # nothing about the controller running now
+    classless = envelope("list_objects", data={"kind": "Ingress", "items": [
+        {"name": "web", "namespace": NS, "addresses": ["203.0.113.7"],
+         "rules": [{"host": "web.example.org", "service": "web"}]}]})  # fmt: skip
+    got = result_checks("ingress_references", classless, rctx())
+    assert ("list_objects", {"kind": "IngressClass"}) in [(c.tool, c.args) for c in got]
+
+
 def test_each_candidate_cards_most_telling_read_comes_before_the_generic_series() -> None:
     state = TaskState(goal="q", questions=["items disappear and reappear a few minutes later"],
                       subject=Subject(names=["ledger"]))  # fmt: skip

@@ -145,9 +145,9 @@ class LogFieldNames:
         "trace_id", "traceId", "trace.id", "traceID", "request_id", "requestId", "req_id",
         "correlation_id", "span_id",
     )  # fmt: skip
-    service: tuple[str, ...] = _tup(
-        "service", "service.name", "service_name", "app", "application", "component"
-    )
+    # not "component": go-kit programs (Prometheus, Loki, Thanos) name an internal subsystem
+    # with it (component=remote, component=tsdb), not the service that wrote the line
+    service: tuple[str, ...] = _tup("service", "service.name", "service_name", "app", "application")
     host: tuple[str, ...] = _tup(
         "upstream", "dependency", "peer.service", "peer", "target_host", "remote_host",
         "db.host", "server.address", "net.peer.name", "host", "target",

@@ -336,6 +336,18 @@ _SATURATION: tuple[tuple[re.Pattern[str], str], ...] = (
         "conntrack_full",
     ),
     (
+        # the kernel's inotify watch / instance limit (fs.inotify.max_user_watches): file
+        # watchers cannot start, changes are noticed only at the next full scan. Its ENOSPC
+        # ("no space left on device" from inotify_add_watch) is not the disk's
+        re.compile(
+            r"inotify (?:limits?|watch(?:es)? limit|instances? limit)|inotify_add_watch|"
+            r"inotify handler|max_user_(?:watches|instances)|file watchers reached|"
+            r"inotify[^\n]{0,40}(?:too many|no space left)",
+            _I,
+        ),
+        "inotify_exhausted",
+    ),
+    (
         # /dev/shm full (its "No space left on device" is not the disk's)
         re.compile(r"shared memory segment|/dev/shm|shm_open", _I),
         "shm_exhausted",

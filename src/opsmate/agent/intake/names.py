@@ -286,6 +286,10 @@ _BACKLOG = re.compile(
     r"\bbacklog|\bqueue (?:alert|depth|length|size|is growing|grows|keeps growing)"
     r"|consumer lag|\blagging\b|piling up|pile up|(?:not|stopped|no longer) (?:being )?processed"
     r"|unprocessed|messages? (?:are )?(?:stuck|piling)"
+    # data that does not arrive where it is read (dashboards, log search): what carries it
+    # in the namespace (a collector, a writer, a queue, a store) may have stopped
+    r"|\bno data\b|\bpatchy\b|\bhas a (?:hole|gap)|\b(?:a )?(?:hole|gap)s? (?:in|for|from)\b"
+    r"|nothing newer than|data (?:is )?missing|missing (?:data|metrics|samples|logs)"
 )
 
 

@@ -210,8 +210,13 @@ def relation(
             return SCOPE
         if not subject.namespace and _ns(f) and _ns(f) in _host_namespaces(subject, graph):
             return SCOPE
-    if subject.backlog and subject.namespace and _ns(f) == subject.namespace:
-        return SCOPE  # work piling up: whatever consumes it in the namespace may have stopped
+    if subject.backlog and subject.namespace:
+        # work piling up, or data not arriving: whatever consumes or carries it in the
+        # namespace may have stopped (a log line's namespace is its service's pods')
+        comp = fact_component(dg, f) if dg is not None else None
+        ns = _ns(f) or (dg.namespaces.get(comp) if dg is not None and comp else None)
+        if ns == subject.namespace:
+            return SCOPE
     return UNRELATED
 
 

@@ -99,6 +99,7 @@ _REASON_WORDS = {
     "queue_full": "a queue is full",
     "pids_exhausted": "no thread or process can be started (a PID / thread limit)",
     "shm_exhausted": "shared memory (/dev/shm) is full",
+    "inotify_exhausted": "the inotify watch limit is reached (file watchers cannot start)",
     "resource_exhausted": "a resource is exhausted",
     "config_reload": "configuration reload",
     "feature_flag": "feature flag",

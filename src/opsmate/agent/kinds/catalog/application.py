@@ -479,6 +479,33 @@ CARDS = (
     ),
     variant(
         K.LOG_ERROR,
+        "tenant-limit-exceeded",
+        "A multi-tenant backend (Mimir, Cortex, Loki, Tempo) rejects a tenant's writes over "
+        "its limit",
+        words=r"per-user series limit|per-metric series limit|series limit of \d+ exceeded"
+        r"|err-mimir-[\w-]+|ingestion rate limit|max_global_series_per_\w+|per-tenant limit"
+        r"|stream limit exceeded|per stream rate limit|max (?:live )?traces per (?:user|tenant)",
+        example=(
+            "",
+            "send data to ingesters: user=team-a: per-user series limit of 150000 exceeded "
+            "(err-mimir-max-series-per-user)",
+        ),
+        role=Role.CAUSE,
+        conclusive=True,
+        specificity=3.0,
+        phrase="a tenant's series / ingestion limit that rejects its new writes",
+        check="compare the tenant's usage with its limit: the backend's runtime overrides for "
+        "that tenant id (spelled exactly as the writer sends it) and the global default",
+        mitigation="raise the tenant's limit in the runtime overrides (or fix the override's "
+        "tenant id), a reviewed change",
+        topics=("tenant", "limit", "series", "mimir", "loki", "overrides", "cardinality"),
+        asks=r"gap|missing|no data|patchy|dashboard|metrics|series|remote.?write",
+        evidence="the backend's rejection naming the tenant and the limit, in the writer's or "
+        "the distributor's log",
+        catalog=("classic: Mimir/Loki per-tenant limits", "Grafana Mimir runbooks"),
+    ),
+    variant(
+        K.LOG_ERROR,
         "poison-message",
         "A consumer fails on one message it cannot process (poison message)",
         words=r"deseriali[sz]\w*|SerializationException|poison|cannot deserialize"

@@ -32,6 +32,30 @@ CARDS = (
     ),
     variant(
         K.SATURATION,
+        "inotify-limit",
+        "The node's inotify watch limit (fs.inotify.max_user_watches) stops file watchers",
+        traits=frozenset({Trait.OWN_LIMIT}),
+        reasons=("inotify_exhausted",),
+        example=(
+            "inotify_exhausted",
+            "Failed to start filesystem watcher for folder: failed to setup inotify handler. "
+            "Please increase inotify limits",
+        ),
+        conclusive=True,
+        specificity=3.0,
+        phrase="the node's inotify limit (fs.inotify.max_user_watches) that stops file watchers",
+        check="read the limit on the pod's node (`sysctl fs.inotify.max_user_watches "
+        "fs.inotify.max_user_instances` from a debug pod) and what normally raises it (a "
+        "node-tuning DaemonSet: does it run on that node?)",
+        mitigation="raise the inotify limits on the node (sysctl, or the tuning DaemonSet's "
+        "node selector for the new nodes); a person decides",
+        topics=("inotify", "max_user_watches", "sysctl", "watcher", "kernel limit"),
+        asks=r"inotify|watch|sync|changes? (?:are|is) (?:not )?(?:seen|noticed|picked)",
+        reads=(read("list_objects", "node-tuning DaemonSets", kind="DaemonSet"),),
+        catalog=("SREGym:os limits", "classic: inotify limits after a node-pool change"),
+    ),
+    variant(
+        K.SATURATION,
         "shm-too-small",
         "/dev/shm too small for the process (databases, browsers)",
         traits=frozenset({Trait.CASCADE, Trait.OWN_LIMIT}),

@@ -329,6 +329,12 @@ def ingress_references(result: ToolResult, ctx: RuleContext) -> Iterable[Check]:
             out.append(
                 list_check(ctx, "IngressClass", None, f"Ingress {ing.name}: does its class exist?")
             )
+        elif not ing.class_name:
+            # no class named: it is served only by a default class (or a controller told to
+            # watch class-less Ingresses); an address it kept from an earlier controller
+            # proves nothing about the one running now
+            why = f"Ingress {ing.name} names no class: is one marked default?"
+            out.append(list_check(ctx, "IngressClass", None, why))
         if ing.services():
             out.append(
                 list_check(ctx, "Service", ing.namespace, f"Ingress {ing.name}: its backends")
