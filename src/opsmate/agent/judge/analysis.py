@@ -368,7 +368,9 @@ def _conclusive_over_bare(root: Candidate, cands: list[Candidate]) -> Candidate:
     effect = _effect_without_why(root)
     if root.conclusive and not effect:
         return root
-    if not effect and (lead.kind not in (K.LOG_WARNING, K.LOG_ERROR) or not card_for(lead).base):
+    # an unclassified line (logged, or a container's last words) names no failure mode
+    bare = (K.LOG_WARNING, K.LOG_ERROR, K.LAST_WORDS)
+    if not effect and (lead.kind not in bare or not card_for(lead).base):
         return root
     better = [
         c

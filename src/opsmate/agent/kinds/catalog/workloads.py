@@ -38,6 +38,34 @@ CARDS = (
         rules_out="failing pods on both architectures (then: not the image's platform)",
         catalog=("classic: exec format error", "k8sgpt:Pod"),
     ),
+    variant(
+        K.MISCONFIGURATION,
+        "sidecar-not-injected",
+        "A pod was created without the containers a mutating webhook injects into its siblings",
+        reasons=("NotInjected",),
+        conclusive=True,
+        specificity=3.0,
+        phrase="a sidecar injector (mutating webhook) that did not inject the new pod",
+        check="compare the new pod's containers with an older pod's (`kubectl -n {ns} get pod "
+        "-o jsonpath='{{.spec.initContainers[*].name}} {{.spec.containers[*].name}}'`), then "
+        "the injector's webhook (`kubectl get mutatingwebhookconfigurations`: failurePolicy, "
+        "its Service) and the injector's own pods",
+        mitigation="bring the injector back (its pods, its Service's endpoints), then recreate "
+        "the pods it missed; a fail-open webhook for a required sidecar hides this (a person "
+        "decides)",
+        topics=("webhook", "injector", "sidecar", "mutating", "admission", "secrets"),
+        reads=(
+            read(
+                "list_objects",
+                "the mutating webhooks: which injects, does it fail open",
+                kind="MutatingWebhookConfiguration",
+            ),
+        ),
+        evidence="the new pod's container list against its ready siblings' and its template's",
+        confirms="every older ready pod has the injected containers, the failing pod has none",
+        rules_out="the new template removing them (a rollout diff that drops the containers)",
+        catalog=("k8sgpt:MutatingWebhook", "classic: sidecar injector down, failing open"),
+    ),
     *variants(
         ((K.LAST_WORDS, "exec-format-last-words"), (K.LOG_ERROR, "exec-format-log")),
         "A binary the runtime cannot execute on this node (exec format error)",
