@@ -144,3 +144,20 @@ def test_a_writers_error_in_the_namespace_of_missing_data_is_in_scope() -> None:
     assert links.relation(logged_by("billing"), gap, g, set(), [], dg=dg) == links.UNRELATED
     plain = Subject(names=["checkout-api"], namespace="monitoring")
     assert links.relation(logged_by("prometheus"), plain, g, set(), [], dg=dg) == links.UNRELATED
+
+
+def test_a_drains_cordon_is_not_why_a_pod_pends_when_other_nodes_refuse_it_for_another() -> None:
+    from opsmate.agent.judge.chains import _other_nodes_refuse
+
+    cordon = Fact(key="n", statement="node a1 is cordoned", kind=K.NODE_PROBLEM,
+                  reason="Unschedulable")  # fmt: skip
+    mixed = (
+        "0/6 nodes are available: 3 node(s) didn't match pod topology spread constraints "
+        "(missing required label), 3 node(s) were unschedulable. preemption: 0/6 nodes"
+    )
+    only = "0/3 nodes are available: 3 node(s) were unschedulable."
+    pend = Fact(key="p", statement=mixed, kind=K.SCHEDULING, reason="Unschedulable",
+                message=mixed)  # fmt: skip
+    assert _other_nodes_refuse(pend, cordon)
+    alone = Fact(key="q", statement=only, kind=K.SCHEDULING, reason="Unschedulable", message=only)
+    assert not _other_nodes_refuse(alone, cordon)

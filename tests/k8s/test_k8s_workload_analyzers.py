@@ -707,3 +707,26 @@ def test_a_local_volume_ties_the_pod_to_its_node_and_that_node_is_cordoned() -> 
     assert "on any of the 1 of 3 node(s) its volume `pvc-1` (kubernetes.io/hostname In (n3))" in (
         fact.statement
     )
+
+
+def test_nodes_without_a_hard_spread_key_and_the_old_pool_cordoned() -> None:
+    """A node-pool move: the old nodes are cordoned for the drain, the new ones lack the
+    zone label a hard topology spread needs. The label, not the drain, keeps the pods off
+    the new nodes; pods of one ReplicaSet are one fact (the second one counts)."""
+    spread = [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+               "whenUnsatisfiable": "DoNotSchedule",
+               "labelSelector": {"matchLabels": {"app": "solo"}}}]  # fmt: skip
+    loose = [{**spread[0], "whenUnsatisfiable": "ScheduleAnyway"}]
+    f = Feed()
+    f.pods([pending("solo-1-a", topologySpreadConstraints=spread + loose),
+            pending("solo-1-b", topologySpreadConstraints=spread)])  # fmt: skip
+    zone = {"topology.kubernetes.io/zone": "fra-1"}
+    f.nodes([node("old-1", zone, unschedulable=True), node("old-2", zone, unschedulable=True),
+             node("new-1"), node("new-2")])  # fmt: skip
+    [fact] = f.facts(K.SCHEDULING)
+    assert fact.detail["reason"] == "topology spread" and fact.count == 2
+    assert "`topology.kubernetes.io/zone`, which 2 of 4 node(s) lack" in fact.statement
+    f2 = Feed()
+    f2.pods([pending("solo-1-a", topologySpreadConstraints=loose)])
+    f2.nodes([node("new-1"), node("new-2")])
+    assert f2.facts(K.SCHEDULING) == []  # ScheduleAnyway: no node is filtered out

@@ -180,6 +180,7 @@ class Pod(Record):
     node_selector: StrMap = Field(default_factory=dict)
     affinity: AnyMap = Field(default_factory=dict)  # the spec's affinity, as given
     tolerations: StrList = Field(default_factory=list)  # "key=value:Effect" / "key:Exists"
+    spread_keys: StrList = Field(default_factory=list)  # hard topologySpreadConstraints' keys
     volumes: Annotated[list[Volume], items(Volume)] = Field(default_factory=list)
     qos_class: Text = None
     priority_class: Text = None

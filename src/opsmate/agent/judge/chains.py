@@ -215,6 +215,31 @@ def same_words(cands: list[Candidate]) -> None:
             w.change = w.change or o.change
 
 
+# the scheduler's per-reason node counts: "0/6 nodes are available: 3 node(s) didn't match
+# pod topology spread constraints, 3 node(s) were unschedulable."
+_NODE_COUNTS = re.compile(r"(?:^|[:,.])\s*\d+ (?:node\(s\) |nodes? )?(?P<why>[^,.]+)")
+_CORDON_WORDS = re.compile(r"unschedulable|cordon", re.I)
+
+
+def _other_nodes_refuse(a: Fact, b: Fact) -> bool:
+    """Whether a cordoned node ``b`` is only part of why pod ``a`` has no node: the
+    scheduler gives the other nodes another reason (a spread constraint, a selector, no
+    room), and that reason, not the cordon (a drain under way), keeps the pod pending."""
+    if a.kind != K.SCHEDULING or b.reason != "Unschedulable":
+        return False
+    said = a.detail.get("reason")  # the node check's own reason (k8s_scheduling)
+    if isinstance(said, str) and a.detail.get("nodes") is not None:
+        return said != "cordoned"
+    text = (a.message or a.quote or a.statement).split("preemption:", 1)[0]
+    _, sep, tail = text.partition("nodes are available:")
+    if not sep:
+        return False
+    whys = [m.group("why").strip() for m in _NODE_COUNTS.finditer(tail)]
+    return any(w and not _CORDON_WORDS.search(w) for w in whys) and any(
+        _CORDON_WORDS.search(w) for w in whys
+    )
+
+
 def _runs_on(f: Fact, node: str, graph: ObjectGraph) -> bool:
     """Whether the pods ``f`` is about (by name or workload) run on ``node``."""
     names = set(f.names())
@@ -329,6 +354,7 @@ def _is_deeper(
         and b.subject is not None
         and b.subject.kind == "Node"
         and _runs_on(a, b.subject.name, graph)
+        and not _other_nodes_refuse(a, b)
     ):
         return True  # the node the subject's pods run on
     if (

@@ -334,6 +334,12 @@ def build_pod(pod: Any, *, tz: tzinfo | None = None) -> Pod:
         "node_selector": str_map(get(spec, "nodeSelector")),
         "affinity": as_map(get(spec, "affinity")),
         "tolerations": _tolerations(get(spec, "tolerations")),
+        # the node labels a hard topology spread needs (a node without one is filtered out)
+        "spread_keys": [
+            str(get(c, "topologyKey"))
+            for c in as_list(get(spec, "topologySpreadConstraints"))
+            if get(c, "topologyKey") and get(c, "whenUnsatisfiable") != "ScheduleAnyway"
+        ],
         "volumes": _volumes(get(spec, "volumes")),
         "qos_class": text(get(status, "qosClass")),
         "priority_class": text(get(spec, "priorityClassName")),

@@ -201,6 +201,11 @@ def exclusions(
                 out.setdefault("volume node affinity", {})[name] = (
                     f"is not where {_volume_text(volume, terms)} lives"
                 )
+        lacking = [k for k in p.spread_keys if k not in n.labels]
+        if lacking:
+            # a hard topology spread cannot place a pod on a node without the key's label
+            # (the scheduler's "missing required label")
+            out.setdefault("topology spread", {})[name] = f"has no {', '.join(lacking)} label"
         if n.unschedulable and not p.tolerates("node.kubernetes.io/unschedulable=:NoSchedule"):
             out.setdefault("cordoned", {})[name] = "is cordoned (unschedulable)"
         for term, candidates in anti:
@@ -322,6 +327,12 @@ def _statement(p: Pod, reason: str, nodes: dict[str, str], total: int) -> str:
             f"{who} cannot be scheduled: its volume lives on nodes none of which can take it "
             f"({len(nodes)} of {total} node(s): {listed})"
         )
+    if reason == "topology spread":
+        keys = ", ".join(f"`{k}`" for k in p.spread_keys)
+        return (
+            f"{who} cannot be scheduled: its topology spread constraints need the node label "
+            f"{keys}, which {len(nodes)} of {total} node(s) lack ({listed})"
+        )
     if reason.startswith("insufficient"):
         res = reason.split()[-1]
         return (
@@ -360,10 +371,10 @@ def scheduling(ctx: ObserveContext) -> list[Fact]:
             continue  # some node fits as far as we can tell
         full = excl
         excl, allowed = within_allowed(excl, len(nodes))
-        done[gkey] = excl
         alone_on = _alone(excl)
         if alone_on:  # the decisive obstacles: each, removed, lets the pod run on a node
             excl = {r: w for r, w in excl.items() if r in alone_on}
+        done[gkey] = excl  # the reasons said (the group's other pods count towards them)
         for reason, where in excl.items():
             text = _statement(p, reason, where, allowed or len(nodes))
             if allowed is not None:  # said of the nodes the pod may go to
