@@ -192,3 +192,28 @@ def test_a_teams_own_database_build_is_a_database() -> None:
     assert _database_image("docker.io/bitnami/postgresql:16.2")
     assert not _database_image("ghcr.io/shop/order-service:1.4")
     assert not _database_image("quay.io/prometheuscommunity/postgres-exporter:v0.16.0")
+
+
+def test_last_words_quote_the_first_error_of_the_run_and_skip_empty_lines() -> None:
+    """A boot step fails, then the runtime prints its crash report: the failed step is what
+    set it off and is quoted; empty error lines and banner rules are not key lines."""
+    lines = [
+        "2024-07-16 03:36:15.370 [info] <0.230.0> Running boot step feature_flags",
+        "2024-07-16 03:36:16.600 [error] <0.235.0> Feature flags: `x`: required feature "
+        "flag not enabled! It must be enabled before upgrading.",
+        "2024-07-16 03:36:16.610 [error] <0.235.0> Failed to initialize feature flags registry",
+        "2024-07-16 03:36:16.700 [error] <0.235.0> ",
+        "2024-07-16 03:36:16.700 [error] <0.235.0> BOOT FAILED",
+        "2024-07-16 03:36:16.700 [error] <0.235.0> ===========",
+        "2024-07-16 03:36:16.700 [error] <0.235.0> Error during startup: {error,failed}",
+        "2024-07-16 03:36:17.700 [error] <0.229.0>   crasher: initial call: application_master",
+        "Kernel pid terminated (application_controller) ({application_start_failure,rabbit})",
+    ]
+    res = ToolResult(call_id="c1", tool="pod_logs", status="success",
+                     data={"lines": lines, "container": "rabbitmq"},
+                     args={"name": "mq-0", "namespace": "shop", "previous": True})  # fmt: skip
+    [fact] = [f for f in observe(res, ObserveContext(eid="E1")) if f.kind == K.LAST_WORDS]
+    keys = fact.detail["key_lines"]
+    assert "required feature flag not enabled" in keys[0]
+    assert not any(k.strip().endswith(("<0.235.0>", "=====")) for k in keys), keys
+    assert len(keys) == 4 and "crasher" in keys[-1]

@@ -91,6 +91,13 @@ def test_a_numeric_target_port_nothing_listens_on() -> None:
         {"name": "metrics", "image": "exporter",
          "ports": [{"name": "http", "containerPort": 9187}]}])])  # fmt: skip
     assert h.facts(K.MISCONFIGURATION) == []
+    # a headless Service proxies nothing: a peer port it names (a cluster's gossip port)
+    # need not be declared
+    k = Feed()
+    k.objects("Service", [svc("mq-headless", {"app": "api"}, clusterIP="None",
+                              ports=[{"port": 4369, "targetPort": 4369}])])  # fmt: skip
+    k.pods([pod("api-1", {"app": "api"}, containers=listening)])
+    assert k.facts(K.MISCONFIGURATION) == []
 
 
 # ----------------------------------------------------------------------------- ingress

@@ -247,6 +247,11 @@ def _named_ports(ctx: ObserveContext, svc: Service, pods: list[Pod], ev: list[st
                 continue
             if any(not c.ports for p in pods for c in p.containers):
                 continue  # a container that declares no port may listen on that number
+            if svc.cluster_ip == "None":
+                # a headless Service proxies nothing: its names resolve to the pods, and a
+                # peer connects to whatever port it knows (a cluster's gossip port, which
+                # containers often do not declare)
+                continue
             out.append(
                 k8s_fact(
                     ctx,

@@ -15,6 +15,7 @@ is inferred from their content.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any
 
@@ -206,8 +207,8 @@ def pod_log_facts(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
     key_lines: list[tuple[PodLogLine, Signal]] = []
     seen: dict[str, int] = {}
     for ln, sig in zip(block, sigs, strict=True):
-        if not _important(ln, sig, failing):
-            continue
+        if not _important(ln, sig, failing) or not _says_something(_quote(ln)):
+            continue  # (an empty error line, a rule of "=====" under a banner, says nothing)
         k = pattern_key(_text(ln))
         if k in seen:
             key_lines.pop(seen[k])
@@ -278,6 +279,14 @@ def _plain(name: str) -> bool:
     return name.isalpha()
 
 
+_DECOR = re.compile(r"\[[^\]]*\]|<[^>]*>|[\W\d_]+")
+
+
+def _says_something(quote: str) -> bool:
+    """Whether a line has words once its brackets, pids, numbers and rules are gone."""
+    return len(_DECOR.sub("", strip_timestamp(quote))) >= 3
+
+
 def _error_lines(lines: list[PodLogLine]) -> list[tuple[PodLogLine, Signal]]:
     out: list[tuple[PodLogLine, Signal]] = []
     seen: set[str] = set()
@@ -289,6 +298,8 @@ def _error_lines(lines: list[PodLogLine]) -> list[tuple[PodLogLine, Signal]]:
             and not named
         ):
             continue  # a warning counts when it names a failure mode
+        if not _says_something(_quote(ln)):
+            continue  # an empty error line, a rule of "=====" under a banner
         k = pattern_key(_text(ln))
         if k not in seen:
             seen.add(k)
@@ -310,7 +321,12 @@ def _last_words(
     container: str | None,
     service: str,
 ) -> Fact | None:
-    quoted = key_lines[-QUOTED:] if key_lines else [(ln, Signal()) for ln in lines[-3:]]
+    if len(key_lines) > QUOTED:
+        # the first error of the block is often what set the rest off (a boot step that
+        # failed, then the runtime's crash report): it is quoted with the last ones
+        quoted = [key_lines[0], *key_lines[-(QUOTED - 1) :]]
+    else:
+        quoted = key_lines or [(ln, Signal()) for ln in lines[-3:]]
     quotes = [clip(_quote(ln), 220) for ln, _ in quoted]
     principal, psig = _principal(quoted) if key_lines else (lines[-1], Signal())
     code = state.get("exit_code")
