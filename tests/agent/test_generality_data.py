@@ -161,3 +161,60 @@ def test_a_drains_cordon_is_not_why_a_pod_pends_when_other_nodes_refuse_it_for_a
     assert _other_nodes_refuse(pend, cordon)
     alone = Fact(key="q", statement=only, kind=K.SCHEDULING, reason="Unschedulable", message=only)
     assert not _other_nodes_refuse(alone, cordon)
+
+
+def test_a_measured_clock_leads_the_expired_tokens_it_explains() -> None:
+    from datetime import UTC, datetime
+
+    from opsmate.agent.judge import links
+    from opsmate.agent.judge.candidates import Candidate
+    from opsmate.agent.judge.chains import clock_behind_time_errors
+    from opsmate.agent.observe.facts import ObjRef
+
+    t = datetime(2025, 3, 11, 1, 22, tzinfo=UTC)
+    clock = Fact(key="c", statement="auth-api's clock runs 73 h behind", kind=K.CONFIG_ERROR,
+                 reason="clock_skew", service="auth-api", time=t,
+                 subject=ObjRef(kind="app", name="auth-api"))  # fmt: skip
+    quote = "io.jsonwebtoken.ExpiredJwtException: JWT expired at 2025-03-11T00:21:57Z"
+    expired = Fact(key="e", statement=quote, kind=K.LOG_ERROR, quote=quote, service="users-api",
+                   time=t, subject=ObjRef(kind="app", name="users-api"))  # fmt: skip
+    assert card_for(clock).id == "clock-skew-observed" and card_for(clock).conclusive
+    assert card_for(expired).id == "token-expired" and card_for(expired).needs_deeper
+    a = Candidate(lead=clock, score=1.0, relation=links.UNRELATED)
+    b = Candidate(lead=expired, score=3.0, relation=links.LINKED, supported=True)
+    clock_behind_time_errors([a, b])
+    assert a.score > b.score and expired in a.chain and a.relation == links.LINKED
+
+
+def test_an_exception_announced_on_the_line_before_is_what_is_quoted() -> None:
+    from opsmate.loganalysis.stats import example_text
+
+    text = (
+        "Servlet.service() for servlet [dispatcherServlet] threw exception\n"
+        "io.jsonwebtoken.ExpiredJwtException: JWT expired at 2025-03-11T00:21:57Z.\n"
+        "\tat io.jsonwebtoken.impl.DefaultJwtParser.parse(DefaultJwtParser.java:385)"
+    )
+    said = example_text(parse_line(text))
+    assert said.startswith("Servlet.service()") and "ExpiredJwtException: JWT expired" in said
+
+
+def test_a_one_off_kill_healed_before_the_onset_explains_nothing_after_it() -> None:
+    from datetime import UTC, datetime
+
+    from opsmate.agent.judge.transients import healed_before
+    from opsmate.agent.observe.facts import ObjRef
+    from opsmate.agent.observe.graph import ObjectGraph
+    from opsmate.records.k8s import Pod
+
+    onset = datetime(2025, 3, 11, 1, 20, tzinfo=UTC)
+    g = ObjectGraph()
+    g.add("Pod", Pod.model_validate({
+        "name": "zipkin-7d9f8c6b5d-x2k4p", "namespace": "todo", "phase": "Running",
+        "containers": [{"name": "zipkin", "ready": True, "state": "running",
+                        "started_at": "2025-03-11T01:03:40Z"}]}), "E1")  # fmt: skip
+    pod = ObjRef(kind="Pod", name="zipkin-7d9f8c6b5d-x2k4p", namespace="todo")
+    at = datetime(2025, 3, 11, 1, 3, tzinfo=UTC)
+    kill = Fact(key="k", statement="OOMKilled", kind=K.OOM_KILLED, time=at, subject=pod)
+    assert healed_before(kill, g, onset)
+    assert not healed_before(kill, g, datetime(2025, 3, 11, 1, 6, tzinfo=UTC))  # at the onset
+    assert not healed_before(kill, g, None)

@@ -31,13 +31,13 @@ import re
 from bisect import bisect_left
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from opsmate.loganalysis.parse import LEVEL_RANK, ParsedLine
 from opsmate.loganalysis.signals import classify
 from opsmate.loganalysis.templates import TemplateMiner
-from opsmate.timeparse import format_time
+from opsmate.timeparse import format_time, parse_time
 
 __all__ = [
     "ERROR_OUTCOMES",
@@ -109,6 +109,13 @@ def example_text(pl: ParsedLine) -> str:
     if _TRACE_HEAD.match(text) and (tell := telling_line(text)):
         # a stack that starts with its header says what failed on its last line
         return f"{tell[: EXAMPLE_CHARS - 20]} (end of a traceback)"
+    if "\n" in text and _THROWN_HEAD.search(text.split("\n", 1)[0]):
+        # "Servlet.service() ... threw exception" and the exception on the next line: the
+        # exception says what failed
+        tell = telling_line(text)
+        if tell:
+            head = text.split("\n", 1)[0].strip()
+            return f"{head[:80]} … {tell[: EXAMPLE_CHARS - 90]}"
     if len(text) > EXAMPLE_CHARS:
         body = _BODY_MESSAGE.search(text, 60)
         if body and body.group(1) not in text[: EXAMPLE_CHARS - 2]:
@@ -144,6 +151,12 @@ _LAST_EXCEPTION = re.compile(
 
 
 _TRACE_HEAD = re.compile(r"\s*(?:Traceback \(most recent call last\)|Exception in thread )")
+# a line that announces the exception written under it (Tomcat, ASP.NET, Node)
+_THROWN_HEAD = re.compile(
+    r"\b(?:threw|thrown) (?:an )?exception\s*:?\s*$|\b(?:unhandled|uncaught) (?:exception|error)"
+    r"(?: occurred)?[.:]?\s*$",
+    re.I,
+)
 # Spring's "nested exception is", Java's "Caused by:", .NET's inner exception arrow (" ---> ")
 _NESTED = re.compile(r"(?:nested exception is|Caused by:|\. Message:|^\s*--->)\s*", re.I | re.M)
 _ADDRESS = re.compile(
@@ -316,6 +329,67 @@ class _Gauge:
         self.last_dt: datetime | None = None
 
 
+_ISO_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}")
+SKEW_S = 300.0  # a line's own time this far from when it was collected: its clock is off
+_AGREE_S = 60.0
+
+
+def _own_epoch(text: str) -> tuple[float, bool] | None:
+    """The time a line writes itself (an ISO timestamp with a date) as unix seconds, and
+    whether it said its zone; None for anything else (a clock without a date)."""
+    text = text.strip()
+    if not _ISO_TIME.match(text):
+        return None
+    try:
+        dt = parse_time(text)
+    except (ValueError, TypeError, OverflowError):
+        return None
+    zoned = bool(re.search(r"(?:Z|[+-]\d{2}:?\d{2})$", text))
+    return dt.timestamp(), zoned
+
+
+def _zone_like(delta: float) -> bool:
+    """An offset a time zone written without its zone would give (whole quarter hours,
+    within 14 h): not a clock's fault."""
+    return abs(delta) <= 14 * 3600 + 60 and abs(delta / 900.0 - round(delta / 900.0)) < 0.02
+
+
+def clock_offsets(
+    clock: dict[tuple[str | None, int], tuple[float, str]], buckets: int
+) -> list[dict[str, Any]]:
+    """Services whose own timestamps disagree with when their lines were collected: a
+    clock that is off (a time fault, a node without NTP), with when it began when their
+    earlier lines agreed."""
+    by_service: dict[str | None, list[tuple[int, float, float, bool]]] = {}
+    for (svc, b), (collected, said) in clock.items():
+        own = _own_epoch(said)
+        if own is not None:
+            by_service.setdefault(svc, []).append((b, collected, own[0] - collected, own[1]))
+    out: list[dict[str, Any]] = []
+    for svc, rows in by_service.items():
+        rows.sort()
+        off = [r for r in rows if abs(r[2]) > SKEW_S and (r[3] or not _zone_like(r[2]))]
+        if not svc or len(off) < 2:
+            continue
+        first = off[0]
+        before = [r for r in rows if r[0] < first[0]]
+        before_ok = bool(before) and all(abs(r[2]) <= _AGREE_S for r in before)
+        after = [r for r in rows if r[0] >= first[0]]
+        if len(off) < max(2, len(after) // 2):
+            continue  # a few odd lines (a replayed record), not a clock
+        deltas = sorted(r[2] for r in off)
+        out.append(
+            {
+                "service": svc,
+                "offset_s": _round(deltas[len(deltas) // 2]),
+                "since": format_time(datetime.fromtimestamp(first[1], tz=UTC)),
+                "before_ok": before_ok,
+                "samples": len(off),
+            }
+        )
+    return sorted(out, key=lambda d: -abs(d["offset_s"]))[:5]
+
+
 class StatsBuilder:
     """Accumulates parsed lines into a log_stats answer (see the module docstring).
 
@@ -354,6 +428,8 @@ class StatsBuilder:
         self.gauges: dict[tuple[str | None, str], _Gauge] = {}
         self.recent: dict[str, deque[ParsedLine]] = {}  # stream -> its last lines
         self.level_timeline = {k: [0] * self.nb for k in ("total", "error", "warn")}
+        # (service, bucket) -> (collected at, the time the line itself says): one per bucket
+        self.clock: dict[tuple[str | None, int], tuple[float, str]] = {}
 
     # ------------------------------------------------------------------ accumulate
     def _bucket(self, epoch: float) -> int:
@@ -390,6 +466,7 @@ class StatsBuilder:
         lt = self.level_timeline
         lt_total, lt_error, lt_warn = lt["total"], lt["error"], lt["warn"]
         recent_of = self.recent
+        clock = self.clock
         add_latency, add_status, add_gauges = self._add_latency, self._add_status, self._add_gauges
         for pl, t, service, idx, epoch, stream in rows:
             self.total += 1
@@ -439,6 +516,10 @@ class StatsBuilder:
                     b = 0 if b < 0 else (nb - 1 if b >= nb else b)
                     g.timeline[b] += 1
                     lt_total[b] += 1
+                    if pl.time_text is not None:
+                        ck = (pl.service or service, b)
+                        if ck not in clock:
+                            clock[ck] = (epoch, pl.time_text)
                     if is_error:
                         lt_error[b] += 1
                     elif level == "warn":
@@ -570,6 +651,9 @@ class StatsBuilder:
         gauges = self._gauges()
         if gauges:
             out["gauges"] = gauges
+        offsets = clock_offsets(self.clock, self.nb)
+        if offsets:
+            out["clock_offsets"] = offsets
         if self.nb and self.total:
             out["timeline"] = {k: v for k, v in self.level_timeline.items() if any(v)}
         if self.nb and (latency or status or self.groups):

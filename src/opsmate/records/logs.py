@@ -152,6 +152,18 @@ class GaugeStat(Record):
     rising: OptFloat = None  # share of slot-to-slot steps that do not go down
 
 
+class ClockOffset(Record):
+    """A service whose own timestamps (a time field it writes in its lines) disagree with
+    the time the lines were collected at: its clock is off by ``offset_s`` seconds
+    (negative: behind) from ``since``; ``before_ok``: earlier lines agreed."""
+
+    service: Text = None
+    offset_s: OptFloat = None
+    since: Time = None
+    before_ok: Flag = False
+    samples: Count = 0
+
+
 class LogStats(Record):
     """The answer of log_stats: counts by level and the message groups.
 
@@ -172,6 +184,7 @@ class LogStats(Record):
     latency: Annotated[list[LatencyStat], items(LatencyStat)] = Field(default_factory=list)
     status: Annotated[list[StatusStat], items(StatusStat)] = Field(default_factory=list)
     gauges: Annotated[list[GaugeStat], items(GaugeStat)] = Field(default_factory=list)
+    clock_offsets: Annotated[list[ClockOffset], items(ClockOffset)] = Field(default_factory=list)
     timeline: dict[str, IntList] = Field(default_factory=dict)  # total / error / warn per bucket
     buckets: Buckets | None = None
     scanned: OptInt = None  # records read before a time-out (absent when all were read)

@@ -146,6 +146,7 @@ def analyse(
     chains.object_over_caller(cands)
     chains.callee_under_pool(cands, dg)
     chains.deeper_for_named_host(cands)
+    chains.clock_behind_time_errors(cands)
     chains.served_by(cands, graph, dg, subject.namespace)
     starts = {comp for n in [*subject.names, *services] if (comp := dg.component(n))}
     if not starts and subject.empty():
@@ -194,6 +195,9 @@ def analyse(
         elif c.lead.kind == K.PROBE_FAILURE and too_few(c.lead):
             c.supported, c.conclusive = False, False  # fewer failures than fail a pod: a blip
             c.score *= 0.5
+        elif transients.healed_before(c.lead, graph, onset):
+            c.supported, c.conclusive = False, False  # over, and healthy, before the onset
+            c.score *= 0.3
         elif (
             transients.passed_after_start(c.lead, facts)
             or transients.recovered(c.lead, graph)

@@ -599,6 +599,24 @@ def deeper_for_named_host(cands: list[Candidate]) -> None:
                 break
 
 
+def clock_behind_time_errors(cands: list[Candidate]) -> None:
+    """A clock measured off (a service's own times against the collector's) and errors
+    judged by a clock that began with it (tokens rejected as expired minutes after they
+    were issued, certificates not yet valid), whose card names a measured clock as their
+    why: the clock leads, the errors say how it reached the users."""
+    clocks = [
+        a for a in cands if a.lead.reason == "clock_skew" and card_for(a.lead).has(Trait.CLOCK)
+    ]
+    for a in clocks:
+        for b in cands:
+            deeper = card_for(b.lead).deeper_cards
+            if b is a or card_for(a.lead).id not in deeper or b.lead in a.chain:
+                continue
+            if b.relation in links.NOT_A_CAUSE or not _began_first(a, b, slack=300.0):
+                continue
+            _origin_leads(a, b, max(a.score, b.score))
+
+
 def object_over_caller(cands: list[Candidate]) -> None:
     """A caller's error and an object's own account of the same failure mode for a name the
     caller's error names (a client's handshake failing on an expired certificate of

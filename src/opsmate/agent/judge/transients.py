@@ -12,7 +12,7 @@ and is now running with every container ready: that trouble passed on its own.
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from opsmate.agent.observe.depgraph import replicaset_workload
 from opsmate.agent.observe.facts import Fact
@@ -124,3 +124,27 @@ def yields_by_design(fact: Fact, graph: ObjectGraph | None) -> bool:
         return False
     priorities = [getattr(graph.get("Pod", o.namespace, o.name), "priority", None) for o in refs]
     return all(isinstance(p, int) and p < 0 for p in priorities)
+
+
+_ONE_OFF = frozenset({K.OOM_KILLED, K.CONTAINER_EXIT, K.LAST_WORDS})
+_HEALED = timedelta(minutes=5)
+
+
+def healed_before(fact: Fact, graph: ObjectGraph | None, onset: datetime | None) -> bool:
+    """``fact`` is a pod's one-off kill or exit that ended well before the onset of what is
+    asked about, and the pod has run with every container ready since before that onset: it
+    explains nothing that began after it (an OOM kill of a tracing backend a quarter of an
+    hour before logins fail)."""
+    if graph is None or onset is None or fact.kind not in _ONE_OFF or fact.time is None:
+        return False
+    if fact.subject is None or fact.subject.kind != "Pod":
+        return False
+    if (fact.last_time or fact.time) > onset - _HEALED:
+        return False
+    pod = graph.get("Pod", fact.subject.namespace, fact.subject.name)
+    if not isinstance(pod, Pod) or pod.phase != "Running" or not pod.containers:
+        return False
+    if not all(c.ready for c in pod.containers):
+        return False
+    began = [c.started_at for c in pod.containers if c.started_at]
+    return bool(began) and max(began) <= onset - _HEALED

@@ -110,6 +110,46 @@ CARDS = (
         catalog=("ChaosMesh:TimeChaos", "classic: clock skew"),
     ),
     *variants(
+        ((K.LOG_ERROR, "token-expired"), (K.DEPENDENCY_FAILURE, "token-expired-call")),
+        "Tokens are rejected as expired (their issuer's or the verifier's clock, or a lifetime "
+        "too short)",
+        words=r"ExpiredJwtException|JWT expired|jwt expired|TokenExpiredError|token (?:is |has )?"
+        r"expired|expired token|\bexp\b claim|token used after expiry",
+        example=(
+            "",
+            "io.jsonwebtoken.ExpiredJwtException: JWT expired at 2025-03-11T00:21:57Z. "
+            "Current time: 2025-03-11T01:22:00Z",
+        ),
+        needs_deeper=True,
+        deeper_cards=("clock-skew-observed",),
+        phrase="tokens rejected as expired",
+        check="compare the token's issue and expiry times with the clocks of the issuer and "
+        "the verifier (`date` in their pods); a token expired seconds after it was issued "
+        "points at a clock",
+        topics=("jwt", "token", "expired", "clock", "auth", "login"),
+        asks=r"token|jwt|expired|log(?:ged)? (?:in|out)|login|session|401",
+        catalog=("ChaosMesh:TimeChaos", "classic: token expiry / clock skew"),
+    ),
+    variant(
+        K.CONFIG_ERROR,
+        "clock-skew-observed",
+        "A service's clock is off: the times it writes differ from when its lines arrived",
+        reasons=("clock_skew",),
+        traits=frozenset({Trait.CLOCK}),
+        role=Role.CAUSE,
+        conclusive=True,
+        specificity=3.0,
+        phrase="a clock that is off (time skew)",
+        check="compare `date` in its pods with the node's clock and NTP (node_timex_offset_"
+        "seconds, node_timex_sync_status); a time fault injected into its pods shows only there",
+        mitigation="restore the clock (NTP / chrony on the node, or remove the time fault), then "
+        "let clients re-authenticate (a person decides)",
+        topics=("clock", "time", "skew", "ntp", "token", "jwt", "expired"),
+        asks=r"clock|time|skew|token|jwt|expired|log(?:ged)? (?:in|out)|login|session",
+        evidence="its own timestamps against the collector's, in its log lines",
+        catalog=("ChaosMesh:TimeChaos", "classic: node clock drift"),
+    ),
+    *variants(
         (
             (K.LOG_ERROR, "clock-skew-signature"),
             (K.DEPENDENCY_FAILURE, "clock-skew-signature-call"),

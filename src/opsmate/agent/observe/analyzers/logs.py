@@ -47,6 +47,7 @@ from opsmate.loganalysis.signals import Signal, classify, hosts_in
 from opsmate.loganalysis.stats import example_text
 from opsmate.records.logs import (
     Buckets,
+    ClockOffset,
     GaugeStat,
     LatencyStat,
     LogGroup,
@@ -305,7 +306,47 @@ def log_stats_facts(result: ToolResult, ctx: ObserveContext) -> list[Fact]:
         f = _gauge_fact(gauge, ctx, scope_service)
         if f:
             facts.append(f)
+    for off in stats.clock_offsets:
+        f = _clock_fact(off, ctx)
+        if f:
+            facts.append(f)
     return facts
+
+
+def _span(seconds: float) -> str:
+    s = abs(seconds)
+    return f"{s / 3600:.3g} h" if s >= 3600 else f"{s / 60:.3g} min" if s >= 60 else f"{s:.0f} s"
+
+
+def _clock_fact(off: ClockOffset, ctx: ObserveContext) -> Fact | None:
+    """A service whose own timestamps are hours off the collector's: its clock is wrong
+    (a time fault, a node without time sync). Tokens it signs and certificates it checks
+    are judged by that clock."""
+    if not off.service or off.offset_s is None:
+        return None
+    way = "behind" if off.offset_s < 0 else "ahead"
+    since = f" from {off.since:%H:%M}" if off.since else ""
+    before = " (its earlier lines agreed)" if off.before_ok else ""
+    statement = (
+        f"{off.service}'s clock runs {_span(off.offset_s)} {way}: the time it writes in its "
+        f"own log lines is {_span(off.offset_s)} {way} of when they were collected{since}"
+        f"{before} — tokens it issues and times it checks are off by as much"
+    )
+    return make_fact(
+        ctx,
+        kind=FactKind.CONFIG_ERROR,
+        key=f"log:clock:{off.service.lower()}",
+        statement=statement,
+        quote=f"own time {way} by {off.offset_s:.0f} s",
+        severity="error",
+        service=off.service,
+        subject=ObjRef(kind="app", name=off.service),
+        count=off.samples,
+        first=off.since,
+        reason="clock_skew",
+        message=statement,
+        detail={"offset_s": off.offset_s, "before_ok": off.before_ok},
+    )
 
 
 _MEMORY = re.compile(r"(?i)mem|heap|rss")
