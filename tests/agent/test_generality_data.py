@@ -218,3 +218,17 @@ def test_a_one_off_kill_healed_before_the_onset_explains_nothing_after_it() -> N
     assert healed_before(kill, g, onset)
     assert not healed_before(kill, g, datetime(2025, 3, 11, 1, 6, tzinfo=UTC))  # at the onset
     assert not healed_before(kill, g, None)
+
+
+def test_a_log4j_class_and_line_is_no_host() -> None:
+    from opsmate.loganalysis.signals import hosts_in as named
+
+    said = "will not recover (org.apache.kafka.connect.runtime.WorkerTask:234)"
+    assert named(said) == [] and hosts_in(said) == []
+    assert named("connect to db.prod.svc:5432 refused")[0] == "db.prod.svc:5432"
+
+
+def test_postgres_refusing_writes_for_wraparound_is_its_own_cause() -> None:
+    quote = 'ERROR: database is not accepting commands to avoid wraparound data loss in "app"'
+    card = card_for(_fact(K.LOG_ERROR, quote))
+    assert card.id == "db-xid-wraparound" and card.conclusive and "wraparound" in card.phrase

@@ -129,6 +129,10 @@ SOURCE_FILE = re.compile(
 )  # "reflector.go:232", "read.lua:64": a source file and line, not a host and port
 
 
+# a Java class as log4j's %C writes it: a package path ending in a capitalised class name
+_JAVA_CLASS = re.compile(r"(?:[a-z_][a-z0-9_]*\.){2,}[A-Z][A-Za-z0-9_$]*")
+
+
 def hosts_in(text: str) -> list[str]:
     """Dependencies named in ``text`` (host:port, URL hosts, ``connect to X``, ``host: X``
     ...), most specific first, generic words left out."""
@@ -172,6 +176,8 @@ def _hosts_in(text: str) -> list[str]:
                 continue
             if port and "_" in h:  # "log_response:241": a function and its line (a host
                 continue  # name has no underscore)
+            if port and _JAVA_CLASS.fullmatch(h):  # "org.apache.x.WorkerTask:234": log4j's
+                continue  # class and line
             if name not in out:
                 out.append(name)
     return out

@@ -371,6 +371,42 @@ CARDS = (
     ),
     variant(
         K.LOG_ERROR,
+        "db-xid-wraparound",
+        "PostgreSQL refuses writes to protect against transaction ID wraparound (vacuum cannot "
+        "freeze: a long-open transaction or replication slot holds it back)",
+        words=r"to avoid wraparound data loss|transaction ID wraparound|wraparound protection"
+        r"|must be vacuumed within \d+ transactions|multixact \w+ wraparound",
+        example=(
+            "",
+            "ERROR: database is not accepting commands to avoid wraparound data loss in "
+            'database "app"',
+        ),
+        role=Role.CAUSE,
+        conclusive=True,
+        specificity=3.1,
+        phrase="PostgreSQL refusing writes to avoid transaction ID wraparound (vacuum cannot "
+        "freeze rows)",
+        check="find what holds the oldest transaction back: `SELECT pid, state, xact_start, query "
+        "FROM pg_stat_activity ORDER BY xact_start` (a backup or a session idle in "
+        "transaction for days), prepared transactions, replication slots; "
+        "age(datfrozenxid) per database",
+        mitigation="end the long-open transaction (the stuck job or session), then VACUUM "
+        "(FREEZE) the oldest tables; a person decides",
+        topics=("wraparound", "vacuum", "postgres", "xid", "long transaction", "freeze"),
+        reads=(
+            read(
+                "list_objects",
+                "Jobs that may hold a transaction open",
+                kind="Job",
+                namespace="{ns}",
+            ),
+        ),
+        evidence="the database's own refusal ('not accepting commands to avoid wraparound') "
+        "and its warnings that the database must be vacuumed",
+        catalog=("classic: PostgreSQL XID wraparound", "postmortems: Sentry 2015, Mailchimp"),
+    ),
+    variant(
+        K.LOG_ERROR,
         "db-read-only",
         "Writes refused: the database or replica is read-only",
         words=r"read[- ]only (?:transaction|replica|mode)|READONLY You can't write"
