@@ -226,17 +226,13 @@ def root_statement(
     then = None if card_for(lead).has(Trait.STUCK) else _then_clause(c, symptom, lead)
     # the verbatim error that followed, room allowing (its quote decides; the name of its
     # failure mode, a few words, comes with it)
-    said_then = None
-    if then is not None:
-        # the failure mode's name with the quote when both fit, else the quote alone
-        said_then = next((t for t in (then[0], then[2]) if _fits(t, room, cause)), None)
-    if then is not None and said_then is not None:
-        room -= words(said_then) + 1
+    if then is not None and _fits(then[2], room, cause):
+        room -= words(then[2]) + 1
     else:
         then = None
     first = " ".join(p for p in (opening, clip_cause(cause, max(room, 8)), ids) if p)
     if then is not None:
-        first = f"{first.rstrip().rstrip('.')}; then {said_then}"
+        first = f"{first.rstrip().rstrip('.')}; then {then[0]}"
         add([then[1]])
     first = first.rstrip().rstrip(".") + "."
     text = f"{first} {trigger}".strip()
