@@ -46,4 +46,4 @@ def test_a_local_time_written_without_its_zone_is_not_a_clock_fault() -> None:
 
 def test_a_clock_reading_without_a_date_is_no_evidence() -> None:
     assert clock_offsets({("a", 0): (T0.timestamp(), "12:00:01"),
-                          ("a", 1): (T0.timestamp(), "12:05:01")}, 12) == []  # fmt: skip
+                          ("a", 1): (T0.timestamp(), "12:05:01")}) == []  # fmt: skip

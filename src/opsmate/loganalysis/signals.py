@@ -129,8 +129,14 @@ SOURCE_FILE = re.compile(
 )  # "reflector.go:232", "read.lua:64": a source file and line, not a host and port
 
 
-# a Java class as log4j's %C writes it: a package path ending in a capitalised class name
-_JAVA_CLASS = re.compile(r"(?:[a-z_][a-z0-9_]*\.){2,}[A-Z][A-Za-z0-9_$]*")
+# a Java class and line as log4j writes them ("(org.apache.kafka.connect.runtime.WorkerTask:234)"):
+# a package path ending in a capitalised class name, not a host and port
+_CLASS_LINE = re.compile(r"\b((?:[a-z_][a-z0-9_]*\.){2,}[A-Z][A-Za-z0-9_$]*):\d+")
+
+
+def class_lines(text: str) -> set[str]:
+    """The Java classes (lower-cased) that ``text`` names with a line number."""
+    return {m.group(1).lower() for m in _CLASS_LINE.finditer(text)} if ":" in text else set()
 
 
 def hosts_in(text: str) -> list[str]:
@@ -160,6 +166,7 @@ def _hosts_in(text: str) -> list[str]:
     if "client: " in text and "request: " in text:
         text = _NGINX_HOST_HEADER.sub("", text)
     text = _NOT_A_TARGET.sub(" ", text)
+    classes = class_lines(text)
     for pat in _TARGET_PATTERNS:
         for m in pat.finditer(text):
             h = m.group("h").strip(".:'\"`()")
@@ -176,8 +183,8 @@ def _hosts_in(text: str) -> list[str]:
                 continue
             if port and "_" in h:  # "log_response:241": a function and its line (a host
                 continue  # name has no underscore)
-            if port and _JAVA_CLASS.fullmatch(h):  # "org.apache.x.WorkerTask:234": log4j's
-                continue  # class and line
+            if port and base in classes:  # "org.apache.x.WorkerTask:234": log4j's class
+                continue  # and line
             if name not in out:
                 out.append(name)
     return out

@@ -355,7 +355,7 @@ def _zone_like(delta: float) -> bool:
 
 
 def clock_offsets(
-    clock: dict[tuple[str | None, int], tuple[float, str]], buckets: int
+    clock: dict[tuple[str | None, int], tuple[float, str]],
 ) -> list[dict[str, Any]]:
     """Services whose own timestamps disagree with when their lines were collected: a
     clock that is off (a time fault, a node without NTP), with when it began when their
@@ -651,7 +651,7 @@ class StatsBuilder:
         gauges = self._gauges()
         if gauges:
             out["gauges"] = gauges
-        offsets = clock_offsets(self.clock, self.nb)
+        offsets = clock_offsets(self.clock)
         if offsets:
             out["clock_offsets"] = offsets
         if self.nb and self.total:

@@ -604,10 +604,7 @@ def clock_behind_time_errors(cands: list[Candidate]) -> None:
     judged by a clock that began with it (tokens rejected as expired minutes after they
     were issued, certificates not yet valid), whose card names a measured clock as their
     why: the clock leads, the errors say how it reached the users."""
-    clocks = [
-        a for a in cands if a.lead.reason == "clock_skew" and card_for(a.lead).has(Trait.CLOCK)
-    ]
-    for a in clocks:
+    for a in (c for c in cands if card_for(c.lead).has(Trait.CLOCK)):
         for b in cands:
             deeper = card_for(b.lead).deeper_cards
             if b is a or card_for(a.lead).id not in deeper or b.lead in a.chain:

@@ -33,6 +33,7 @@ from opsmate.loganalysis.signals import (
     NOT_A_HOST,
     SERVICE_NAME_SETTINGS,
     SOURCE_FILE,
+    class_lines,
 )
 from opsmate.records.k8s import Container, Pod, Volume
 
@@ -275,15 +276,10 @@ def hosts_in(text: str) -> list[tuple[str, str | None]]:
         host = m.group(1).lower().removeprefix("tcp:")
         if not any(host == h for h, _ in out):
             out.append((host, m.group(2)))
-    classes = {m.group(1).lower() for m in _CLASS_LINE.finditer(text)} if ":" in text else set()
+    classes = class_lines(text)
     return [
         (h, p) for h, p in out if h not in _LOCAL and not SOURCE_FILE.search(h) and h not in classes
     ]
-
-
-# a Java class and line as log4j writes them ("(org.apache.kafka.connect.runtime.WorkerTask:234)"):
-# a package path ending in a capitalised class name, not a host and port
-_CLASS_LINE = re.compile(r"\b((?:[a-z_][a-z0-9_]*\.){2,}[A-Z][A-Za-z0-9_$]*):\d+")
 
 
 _NAME_LABELS = ("app", "app.kubernetes.io/name", "app.kubernetes.io/component", "component")

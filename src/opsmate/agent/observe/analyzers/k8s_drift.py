@@ -14,12 +14,12 @@ from opsmate.agent.observe.facts import Fact
 from opsmate.agent.observe.facts import FactKind as K
 from opsmate.agent.observe.registry import over_graph
 from opsmate.agent.observe.text import workload_of
-from opsmate.records.k8s import Rollout
+from opsmate.records.k8s import Pod, Revision, Rollout
 
 _HUB = ("docker.io/", "index.docker.io/", "registry-1.docker.io/")
 
 
-def _repo(image: str) -> str:
+def image_repo(image: str) -> str:
     """``registry/repo:tag@digest`` -> ``repo`` as Docker reads it (what an image is, not which
     build): ``docker.io/library/python:3.9`` and ``python:3.9`` are the same image."""
     base = image.split("@", 1)[0].lower()
@@ -29,6 +29,13 @@ def _repo(image: str) -> str:
         if base.startswith(hub):
             base = base[len(hub) :]
     return base.removeprefix("library/")
+
+
+def revision_of(ro: Rollout, p: Pod) -> Revision | None:
+    """The revision of workload ``ro`` that pod ``p`` belongs to (by its ReplicaSet)."""
+    owner = p.owner_ref()
+    rs = owner.name if owner is not None else None
+    return next((r for r in ro.revisions if r.replicaset and r.replicaset == rs), None)
 
 
 @over_graph
@@ -44,13 +51,11 @@ def image_drift(ctx: ObserveContext) -> list[Fact]:
         ro = rollouts.get((p.namespace, wl)) if wl else None
         if ro is None:
             continue
-        owner = p.owner_ref()
-        rs = owner.name if owner is not None else None
-        rev = next((r for r in ro.revisions if r.replicaset and r.replicaset == rs), None)
+        rev = revision_of(ro, p)
         if rev is None or not rev.images:
             continue
-        allowed = {_repo(i) for i in rev.images}
-        odd = [c for c in p.containers if c.image and _repo(c.image) not in allowed]
+        allowed = {image_repo(i) for i in rev.images}
+        odd = [c for c in p.containers if c.image and image_repo(c.image) not in allowed]
         if len(odd) <= len(p.containers) - len(set(rev.images)):
             continue  # containers added at admission (a mesh or runtime sidecar), not swapped
         for c in odd:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from opsmate.agent.observe.analyzers.k8s_common import evidence, graph_cached, k8s_fact, ref
-from opsmate.agent.observe.analyzers.k8s_drift import _repo
+from opsmate.agent.observe.analyzers.k8s_drift import image_repo, revision_of
 from opsmate.agent.observe.analyzers.k8s_node_split import failing
 from opsmate.agent.observe.analyzers.k8s_services import pod_ready
 from opsmate.agent.observe.context import ObserveContext
@@ -29,10 +29,8 @@ from opsmate.records.k8s import Pod, Rollout
 
 
 def _revision_images(ro: Rollout, p: Pod) -> set[str] | None:
-    owner = p.owner_ref()
-    rs = owner.name if owner is not None else None
-    rev = next((r for r in ro.revisions if r.replicaset and r.replicaset == rs), None)
-    return {_repo(i) for i in rev.images} if rev is not None and rev.images else None
+    rev = revision_of(ro, p)
+    return {image_repo(i) for i in rev.images} if rev is not None and rev.images else None
 
 
 def _injected(p: Pod, template: set[str]) -> set[str]:
@@ -40,7 +38,7 @@ def _injected(p: Pod, template: set[str]) -> set[str]:
     return {
         c.name
         for c in [*p.init_containers, *p.containers]
-        if c.name and c.image and _repo(c.image) not in template
+        if c.name and c.image and image_repo(c.image) not in template
     }
 
 
